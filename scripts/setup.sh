@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what perfwatch needs on Debian 12. Idempotent: asks apt only for
+# packages that are missing, and says nothing when everything is already there.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build git pkg-config
+  libsqlite3-dev sqlite3
+  libcpp-httplib-dev nlohmann-json3-dev libvalijson-dev
+  libboost-dev libboost-filesystem-dev
+  libgtest-dev libgmock-dev libcli11-dev libssl-dev
+)
+# The browser test drives Debian's chromium; only the test command needs it.
+if [[ "${1:-}" == "--with-browser" ]]; then
+  packages+=(chromium)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  [[ $(id -u) -eq 0 ]] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! command -v nvcc >/dev/null 2>&1 && [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  echo "setup: nvcc is in /usr/local/cuda/bin but not on PATH; add it to build the CUDA kernels"
+fi

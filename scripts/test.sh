@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian 12 machine, builds everything (the CUDA kernels too
+# when nvcc is on the PATH) and runs every test. CI runs exactly this.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+./scripts/setup.sh --with-browser
+build=${PERFWATCH_BUILD_DIR:-build}
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+cmake --build "$build"
+ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
