@@ -1,0 +1,50 @@
+#include "runner/build.h"
+
+#include <sstream>
+
+namespace perfwatch::runner {
+
+std::string probe_toolchain() {
+  struct Tool { const char* name; std::vector<std::string> argv; bool last_line; };
+  const Tool tools[] = {
+      {"c++", {"c++", "--version"}, false},
+      {"cmake", {"cmake", "--version"}, false},
+      {"nvcc", {"nvcc", "--version"}, true},
+  };
+  std::string out;
+  for (const auto& tool : tools) {
+    ProcessSpec spec;
+    spec.argv = tool.argv;
+    spec.timeout_s = 20;
+    Captured c = run_captured(spec);
+    if (!c.result.ok()) continue;
+    std::istringstream in(c.out);
+    std::string line, pick;
+    while (std::getline(in, line)) {
+      if (line.empty()) continue;
+      if (pick.empty() || tool.last_line) pick = line;
+      if (!tool.last_line) break;
+    }
+    if (pick.empty()) continue;
+    if (!out.empty()) out += "; ";
+    out += std::string(tool.name) + ": " + pick;
+  }
+  return out;
+}
+
+BuildOutcome run_build(const Manifest& manifest, const std::filesystem::path& checkout, const std::filesystem::path& log_path) {
+  BuildOutcome b;
+  b.command = manifest.build.command;
+  b.log_path = log_path;
+  b.toolchain = probe_toolchain();
+  std::error_code ec;
+  std::filesystem::create_directories(log_path.parent_path(), ec);
+  ProcessSpec spec;
+  spec.command = manifest.build.command;
+  spec.workdir = checkout / manifest.build.workdir;
+  spec.timeout_s = manifest.build.timeout_s;
+  b.process = run_logged(spec, log_path);
+  return b;
+}
+
+}  // namespace perfwatch::runner

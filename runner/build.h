@@ -1,0 +1,27 @@
+// Building one checkout with the manifest's build command.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "runner/manifest.h"
+#include "runner/process.h"
+
+namespace perfwatch::runner {
+
+struct BuildOutcome {
+  ProcessResult process;            // ok() when the build succeeded
+  std::string command;
+  std::filesystem::path log_path;   // the whole log
+  std::string toolchain;            // first lines of the compilers' --version, for provenance
+  bool ok() const { return process.ok(); }
+};
+
+// Runs manifest.build.command with /bin/sh -c in <checkout>/<build.workdir>,
+// within build.timeout_s, writing the whole log to log_path.
+BuildOutcome run_build(const Manifest& manifest, const std::filesystem::path& checkout, const std::filesystem::path& log_path);
+
+// "g++ (Debian 12.2.0-14) 12.2.0; cmake version 3.25.1; nvcc: Cuda compilation tools, release 13.0, V13.0.88"
+std::string probe_toolchain();
+
+}  // namespace perfwatch::runner

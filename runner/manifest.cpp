@@ -1,0 +1,165 @@
+#include "runner/manifest.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "schemas/schema.h"
+
+namespace perfwatch::runner {
+
+using nlohmann::json;
+
+const VariantSpec& Manifest::baseline() const {
+  for (const auto& v : variants) {
+    if (v.baseline) return v;
+  }
+  return variants.front();  // parse_manifest guarantees one is marked
+}
+
+std::string point_id(int batch, int heads, int topk, const std::string& dtype) {
+  return "b" + std::to_string(batch) + "_h" + std::to_string(heads) + "_k" + std::to_string(topk) + "_" + dtype;
+}
+
+namespace {
+
+template <class T>
+T value_or(const json& object, const char* key, T fallback) {
+  auto it = object.find(key);
+  return it == object.end() ? fallback : it->get<T>();
+}
+
+std::vector<int> int_list(const json& sweep, const char* key, std::vector<int> fallback) {
+  auto it = sweep.find(key);
+  return it == sweep.end() ? fallback : it->get<std::vector<int>>();
+}
+
+}  // namespace
+
+Result<Manifest> parse_manifest(const json& doc, const std::string& where) {
+  auto schema = schemas::Schema::load("manifest.schema.json");
+  if (!schema) return fail(schema.error());
+  if (auto ok = schema->validate(doc, where); !ok) return fail(ok.error());
+
+  Manifest m;
+  m.source = doc;
+  m.name = value_or<std::string>(doc, "name", "");
+
+  const json& build = doc["build"];
+  m.build.command = build["command"].get<std::string>();
+  m.build.workdir = value_or<std::string>(build, "workdir", ".");
+  m.build.timeout_s = value_or<double>(build, "timeout_s", 1800);
+
+  m.paths = doc["paths"].get<std::vector<std::string>>();
+
+  const json& bench = doc["bench"];
+  m.bench.command = bench["command"].get<std::string>();
+  m.bench.workdir = value_or<std::string>(bench, "workdir", ".");
+  m.bench.timeout_s = value_or<double>(bench, "timeout_s", 3600);
+  m.bench.idle_timeout_s = value_or<double>(bench, "idle_timeout_s", 300);
+  m.bench.backend = value_or<std::string>(bench, "backend", "auto");
+  m.bench.env = value_or<std::map<std::string, std::string>>(bench, "env", {});
+  m.bench.record_env = value_or<std::vector<std::string>>(bench, "record_env", {});
+  m.bench.threads = value_or<int>(bench, "threads", 0);
+
+  std::set<std::string> names;
+  int baselines = 0;
+  for (size_t i = 0; i < doc["variants"].size(); ++i) {
+    const json& v = doc["variants"][i];
+    VariantSpec spec;
+    spec.name = v["name"].get<std::string>();
+    spec.params = v["params"];
+    spec.baseline = value_or<bool>(v, "baseline", false);
+    spec.hypothesis = value_or<std::string>(v, "hypothesis", "");
+    std::string field = "variants[" + std::to_string(i) + "]";
+    if (!names.insert(spec.name).second) {
+      return fail(invalid_argument(where + ": " + field + ".name", "'" + spec.name + "' is used by an earlier variant; names must be unique"));
+    }
+    if (spec.baseline && ++baselines > 1) {
+      return fail(invalid_argument(where + ": " + field + ".baseline", "only one variant can be the baseline"));
+    }
+    m.variants.push_back(std::move(spec));
+  }
+  if (baselines == 0) {
+    if (m.variants.size() > 1) {
+      return fail(invalid_argument(where + ": variants", "mark one variant with \"baseline\": true"));
+    }
+    m.variants.front().baseline = true;
+  }
+
+  const json& sweep = doc["sweep"];
+  auto batches = int_list(sweep, "batch", {1, 8, 48, 64, 80, 96});
+  auto heads = int_list(sweep, "heads", {16});
+  auto topks = int_list(sweep, "topk", {2048});
+  auto dtypes = value_or<std::vector<std::string>>(sweep, "dtype", {"bf16"});
+  for (const auto& dtype : dtypes) {
+    for (int k : topks) {
+      for (int h : heads) {
+        for (int b : batches) {
+          std::string id = point_id(b, h, k, dtype);
+          for (const auto& existing : m.points) {
+            if (existing.id == id) return fail(invalid_argument(where + ": sweep", "point " + id + " appears twice; remove the repeated value"));
+          }
+          m.points.push_back({id, b, h, k, dtype});
+        }
+      }
+    }
+  }
+
+  const json trials = doc.value("trials", json::object());
+  m.trials.min = value_or<int>(trials, "min", 5);
+  m.trials.max = value_or<int>(trials, "max", 30);
+  m.trials.target_rel_ci = value_or<double>(trials, "target_rel_ci", 0.01);
+  m.trials.budget_s = value_or<double>(trials, "budget_s", 20);
+  m.trials.min_trial_ms = value_or<double>(trials, "min_trial_ms", 20);
+  m.trials.warmup_ms = value_or<double>(trials, "warmup_ms", 50);
+  if (m.trials.min > m.trials.max) {
+    return fail(invalid_argument(where + ": trials.min", "is " + std::to_string(m.trials.min) + ", more than trials.max (" + std::to_string(m.trials.max) + ")"));
+  }
+
+  const json check = doc.value("check", json::object());
+  m.check.max_rel_l2_o = value_or<double>(check, "max_rel_l2_o", 0.01);
+  m.check.max_abs_lse = value_or<double>(check, "max_abs_lse", 0.001);
+  m.check.masked_fraction = value_or<double>(check, "masked_fraction", 0.1);
+
+  const json metric = doc.value("metric", json::object());
+  m.metric.name = value_or<std::string>(metric, "name", "time_us");
+  Direction natural = m.metric.name == "time_us" ? Direction::kLowerIsBetter : Direction::kHigherIsBetter;
+  if (auto it = metric.find("direction"); it != metric.end()) {
+    Direction given = *it == "lower_is_better" ? Direction::kLowerIsBetter : Direction::kHigherIsBetter;
+    if (given != natural) {
+      return fail(invalid_argument(where + ": metric.direction", m.metric.name + std::string(" is ") +
+                                       (natural == Direction::kLowerIsBetter ? "lower_is_better" : "higher_is_better")));
+    }
+  }
+  m.metric.direction = natural;
+
+  const json runs = doc.value("runs", json::object());
+  m.runs.per_commit = value_or<int>(runs, "per_commit", 3);
+  m.runs.max_per_commit = value_or<int>(runs, "max_per_commit", 8);
+  m.runs.interleave_baseline = value_or<bool>(runs, "interleave_baseline", false);
+  m.runs.pinned_baseline = value_or<std::string>(runs, "pinned_baseline", "");
+  if (m.runs.per_commit > m.runs.max_per_commit) {
+    return fail(invalid_argument(where + ": runs.per_commit", "is more than runs.max_per_commit"));
+  }
+
+  const json noise = doc.value("noise", json::object());
+  m.default_band = value_or<double>(noise, "default_band", 0.05);
+  return m;
+}
+
+Result<Manifest> load_manifest(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) return fail(not_found(path.string(), "cannot read the manifest"));
+  std::stringstream text;
+  text << in.rdbuf();
+  json doc;
+  try {
+    doc = json::parse(text.str());
+  } catch (const json::parse_error& e) {
+    return fail(invalid_argument(path.string(), std::string("not valid JSON: ") + e.what()));
+  }
+  return parse_manifest(doc, path.string());
+}
+
+}  // namespace perfwatch::runner

@@ -1,0 +1,39 @@
+// A checkout of one commit in a git worktree of its own, so that perfwatch
+// never touches the user's checkout.
+//
+// The worktree is persistent per watched repo: moved from commit to commit,
+// with ignored files (build folders) kept, so builds are incremental. A
+// Worktree object is the lease on it: it holds an exclusive lock for its
+// lifetime, so two perfwatch processes never build in the same folder.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "common/result.h"
+#include "runner/git.h"
+
+namespace perfwatch::runner {
+
+class Worktree {
+ public:
+  // Makes `dir` a worktree of git.repo() if it is not one yet (repairing a
+  // stale one), takes the lock (fails at once if another process holds it),
+  // checks out `sha` detached, and removes untracked files that are not ignored.
+  static Result<Worktree> checkout(const Git& git, const std::filesystem::path& dir, const std::string& sha);
+
+  Worktree(Worktree&&) noexcept;
+  Worktree& operator=(Worktree&&) noexcept;
+  ~Worktree();  // releases the lock; the checkout stays for the next build
+
+  const std::filesystem::path& root() const;
+  const std::string& sha() const;
+
+ private:
+  struct Impl;
+  explicit Worktree(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace perfwatch::runner

@@ -1,0 +1,121 @@
+// A bench program for the runner's tests: speaks the protocol of
+// schemas/bench/ with made-up but valid numbers, and misbehaves on request so
+// every failure the runner must survive can be produced in milliseconds.
+//
+// FAKE_BENCH selects the behaviour (default "ok"):
+//   ok                     a well-behaved bench
+//   crash_after=N          abort() after N trial lines
+//   hang_after=N           stop answering after N trial lines
+//   garbage_after=N        write a line that is not JSON after N trial lines
+//   bad_trial_number       number the second trial 3
+//   error_line             answer the plan with an error line and exit 2
+//   exit_nonzero           behave, then exit 3 after the footer
+//   incorrect=NAME         variant NAME fails its check at every point
+//   infeasible=NAME        variant NAME is infeasible
+// FAKE_BENCH_LOG, when set, is a file to which each measure request's variant
+// is appended, one per line (to check the runner's interleaving).
+// FAKE_BENCH_SLOW=NAME:F makes variant NAME's times F times longer.
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+using nlohmann::json;
+
+namespace {
+
+std::string env(const char* name, const char* fallback = "") {
+  const char* v = std::getenv(name);
+  return v ? v : fallback;
+}
+
+int after(const std::string& mode, const std::string& key) {
+  if (mode.rfind(key + "=", 0) != 0) return -1;
+  return std::stoi(mode.substr(key.size() + 1));
+}
+
+void emit(const json& line) { std::cout << line.dump() << '\n' << std::flush; }
+
+}  // namespace
+
+int main() {
+  std::string mode = env("FAKE_BENCH", "ok");
+  std::string line;
+  if (!std::getline(std::cin, line)) return 2;
+  json plan = json::parse(line);
+  if (mode == "error_line") {
+    emit({{"kind", "error"}, {"where", "points[0].batch"}, {"message", "made-up failure for a test"}});
+    return 2;
+  }
+  std::string incorrect = mode.rfind("incorrect=", 0) == 0 ? mode.substr(10) : "";
+  std::string infeasible = mode.rfind("infeasible=", 0) == 0 ? mode.substr(11) : "";
+  std::string slow_name;
+  double slow_factor = 1;
+  if (auto spec = env("FAKE_BENCH_SLOW"); !spec.empty()) {
+    slow_name = spec.substr(0, spec.find(':'));
+    slow_factor = std::stod(spec.substr(spec.find(':') + 1));
+  }
+
+  emit({{"kind", "header"}, {"schema_version", 1}, {"bench", "fake_bench 1"}, {"backend", "cpu"}, {"seed", 7},
+        {"device", {{"name", "fake cpu"}, {"multiprocessors", 1}}}, {"build", {{"id", "test"}, {"compiler", "none"}}}});
+  for (const auto& v : plan["variants"]) {
+    json out = {{"kind", "variant"}, {"variant", v["name"]}, {"params", v["params"]}, {"status", "ok"}};
+    if (v["name"] == infeasible) {
+      out["status"] = "infeasible";
+      out["reason"] = "made up: needs 300 KB of shared memory";
+    }
+    emit(out);
+  }
+  std::map<std::string, json> points;
+  for (const auto& p : plan["points"]) points[p["id"]] = p;
+
+  std::ofstream log;
+  if (auto path = env("FAKE_BENCH_LOG"); !path.empty()) log.open(path, std::ios::app);
+  std::map<std::string, int> trial_no;
+  std::map<std::string, bool> checked;
+  int total = 0;
+  unsigned long long noise = 12345;
+  while (std::getline(std::cin, line)) {
+    json req = json::parse(line);
+    std::string variant = req["variant"], point = req["point"];
+    if (log) log << variant << '\n' << std::flush;
+    std::string key = variant + "@" + point;
+    if (!checked[key]) {
+      checked[key] = true;
+      json check = {{"kind", "check"}, {"variant", variant}, {"point", point}, {"status", "ok"}, {"rel_l2_o", 0.002}};
+      if (variant == incorrect) {
+        check["status"] = "incorrect";
+        check["reason"] = "rel_l2_o 0.5 > 0.01";
+        check["rel_l2_o"] = 0.5;
+      }
+      emit(check);
+    }
+    if (variant == incorrect || !points.count(point)) {
+      emit({{"kind", "skipped"}, {"variant", variant}, {"point", point}, {"status", variant == incorrect ? "incorrect" : "unknown"},
+            {"reason", "not timed"}});
+      continue;
+    }
+    for (int t = 0; t < req["trials"].get<int>(); ++t) {
+      if (total == after(mode, "crash_after")) std::abort();
+      if (total == after(mode, "hang_after")) std::this_thread::sleep_for(std::chrono::hours(1));
+      if (total == after(mode, "garbage_after")) std::cout << "Segmentation fault? no, just garbage\n" << std::flush;
+      int n = ++trial_no[key];
+      if (mode == "bad_trial_number" && n == 2) n = 3;
+      noise = noise * 6364136223846793005ull + 1442695040888963407ull;
+      double jitter = 1.0 + 0.002 * (static_cast<double>(noise >> 40) / (1ull << 24) - 0.5);
+      double batch = points[point]["batch"].get<double>();
+      double time_us = (10.0 + batch) * jitter * (variant == slow_name ? slow_factor : 1.0);
+      emit({{"kind", "trial"}, {"variant", variant}, {"point", point}, {"trial", n}, {"time_us", time_us}, {"steps", 100},
+            {"tokens_per_s", batch / time_us * 1e6}, {"bytes_per_s", 1e9}, {"flops_per_s", 1e9}, {"sm_clock_mhz", nullptr},
+            {"throttled", false}});
+      ++total;
+    }
+  }
+  emit({{"kind", "footer"}, {"trials", total}, {"wall_s", 0.01}});
+  return mode == "exit_nonzero" ? 3 : 0;
+}

@@ -1,0 +1,134 @@
+#include "runner/git.h"
+
+#include <gtest/gtest.h>
+
+#include "runner/worktree.h"
+#include "tests/support/git_fixture.h"
+
+namespace perfwatch::runner {
+namespace {
+
+class GitTest : public ::testing::Test {
+ protected:
+  testing::GitFixture repo;
+  Git git{repo.path()};
+};
+
+TEST_F(GitTest, ResolvesRevisionsAndRefusesOthers) {
+  std::string first = repo.commit({{"kernels/a.cu", "1"}}, "first");
+  std::string second = repo.commit({{"kernels/a.cu", "2"}}, "second");
+  EXPECT_EQ(git.resolve("HEAD"), second);
+  EXPECT_EQ(git.resolve("HEAD~1"), first);
+  EXPECT_EQ(git.resolve(first.substr(0, 10)), first);
+  auto missing = git.resolve("no-such-branch");
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_EQ(missing.error().code, ErrorCode::kNotFound);
+  EXPECT_FALSE(git.resolve("--output=/tmp/x").has_value()) << "an option is not a revision";
+}
+
+TEST_F(GitTest, CommitInfoCarriesMessageAuthorAndTrailers) {
+  std::string first = repo.commit({{"a", "1"}}, "first");
+  std::string sha = repo.commit({{"a", "2"}},
+                                "Try num_warps=8 <script>alert(1)</script>\n\nMore words.\n\n"
+                                "Perf-Hypothesis: more warps hide the gather latency\nPerf-Experiment: warps-1");
+  auto info = git.commit_info(sha);
+  ASSERT_TRUE(info.has_value()) << info.error().to_string();
+  EXPECT_EQ(info->sha, sha);
+  EXPECT_EQ(info->parent_sha, first);
+  EXPECT_EQ(info->author_name, "Test Author");
+  EXPECT_EQ(info->author_email, "test@example.com");
+  EXPECT_GT(info->committed_at, 1600000000);
+  EXPECT_EQ(info->subject, "Try num_warps=8 <script>alert(1)</script>");
+  EXPECT_NE(info->message.find("More words."), std::string::npos);
+  EXPECT_EQ(info->trailers.at("Perf-Hypothesis"), "more warps hide the gather latency");
+  EXPECT_EQ(info->trailers.at("Perf-Experiment"), "warps-1");
+
+  auto root = git.commit_info(first);
+  ASSERT_TRUE(root.has_value());
+  EXPECT_EQ(root->parent_sha, "");
+  EXPECT_TRUE(root->trailers.empty());
+}
+
+TEST_F(GitTest, FirstParentRangeIsOldestFirst) {
+  std::string a = repo.commit({{"f", "a"}}, "a");
+  std::string b = repo.commit({{"f", "b"}}, "b");
+  std::string c = repo.commit({{"f", "c"}}, "c");
+  EXPECT_EQ(git.first_parent_range("", c), (std::vector<std::string>{a, b, c}));
+  EXPECT_EQ(git.first_parent_range(a, c), (std::vector<std::string>{b, c}));
+  EXPECT_EQ(git.first_parent_range(c, c), std::vector<std::string>{});
+  EXPECT_EQ(git.is_ancestor(a, c), true);
+  EXPECT_EQ(git.is_ancestor(c, a), false);
+}
+
+TEST_F(GitTest, PathsHashChangesOnlyWithThePaths) {
+  std::string a = repo.commit({{"kernels/k.cu", "1"}, {"README.md", "x"}}, "a");
+  std::string docs = repo.commit({{"README.md", "y"}}, "docs only");
+  std::string kernel = repo.commit({{"kernels/k.cu", "2"}}, "kernel change");
+  std::vector<std::string> paths = {"kernels/", "perfwatch.json"};
+  auto ha = git.paths_hash(a, paths), hd = git.paths_hash(docs, paths), hk = git.paths_hash(kernel, paths);
+  ASSERT_TRUE(ha && hd && hk);
+  EXPECT_EQ(*ha, *hd);
+  EXPECT_NE(*hd, *hk);
+}
+
+TEST_F(GitTest, ShowFileReadsACommitsFile) {
+  std::string a = repo.commit({{"perfwatch.json", "{}"}}, "a");
+  EXPECT_EQ(git.show_file(a, "perfwatch.json"), "{}");
+  EXPECT_FALSE(git.show_file(a, "nope.json").has_value());
+}
+
+TEST_F(GitTest, NotARepositoryIsRefused) {
+  testing::TempDir plain;
+  Git not_git(plain.path());
+  auto status = not_git.check();
+  ASSERT_FALSE(status.has_value());
+  EXPECT_EQ(status.error().message, "not a git repository");
+  EXPECT_FALSE(Git(plain / "missing").check().has_value());
+}
+
+TEST_F(GitTest, WorktreeMovesBetweenCommitsKeepsIgnoredFilesAndLeavesTheCheckoutAlone) {
+  std::string a = repo.commit({{".gitignore", "build/\n"}, {"src/k.cu", "one"}}, "a");
+  std::string b = repo.commit({{"src/k.cu", "two"}}, "b");
+  repo.git("checkout -q " + a);  // the user's checkout sits on a, with local edits
+  testing::write_file(repo.path() / "src/k.cu", "user's local edit");
+  testing::TempDir work;
+  {
+    auto tree = Worktree::checkout(git, work / "wt", b);
+    ASSERT_TRUE(tree.has_value()) << tree.error().to_string();
+    EXPECT_EQ(testing::read_file(tree->root() / "src/k.cu"), "two");
+    testing::write_file(tree->root() / "build/out.o", "object");     // ignored: kept
+    testing::write_file(tree->root() / "stray.txt", "left behind");  // untracked: cleaned
+  }
+  {
+    auto tree = Worktree::checkout(git, work / "wt", a);
+    ASSERT_TRUE(tree.has_value()) << tree.error().to_string();
+    EXPECT_EQ(testing::read_file(tree->root() / "src/k.cu"), "one");
+    EXPECT_TRUE(std::filesystem::exists(tree->root() / "build/out.o"));
+    EXPECT_FALSE(std::filesystem::exists(tree->root() / "stray.txt"));
+  }
+  EXPECT_EQ(testing::read_file(repo.path() / "src/k.cu"), "user's local edit");
+  EXPECT_EQ(*git.resolve("HEAD"), a);
+}
+
+TEST_F(GitTest, AWorktreeIsLeasedToOneUserAtATime) {
+  std::string a = repo.commit({{"f", "1"}}, "a");
+  testing::TempDir work;
+  auto first = Worktree::checkout(git, work / "wt", a);
+  ASSERT_TRUE(first.has_value());
+  auto second = Worktree::checkout(git, work / "wt", a);
+  ASSERT_FALSE(second.has_value());
+  EXPECT_NE(second.error().message.find("another perfwatch process"), std::string::npos);
+}
+
+TEST_F(GitTest, AStaleWorktreeFolderIsRepaired) {
+  std::string a = repo.commit({{"f", "1"}}, "a");
+  testing::TempDir work;
+  { ASSERT_TRUE(Worktree::checkout(git, work / "wt", a).has_value()); }
+  std::filesystem::remove(work / "wt" / ".git");  // as if someone pruned it half-way
+  auto again = Worktree::checkout(git, work / "wt", a);
+  ASSERT_TRUE(again.has_value()) << again.error().to_string();
+  EXPECT_EQ(testing::read_file(again->root() / "f"), "1");
+}
+
+}  // namespace
+}  // namespace perfwatch::runner
