@@ -1,0 +1,345 @@
+// Runs the real mla_bench with small plans and checks what it writes: every
+// line against schemas/bench/<kind>.schema.json, and the protocol's ordering
+// rules (header, variants, a check before a pair's first trial, trial
+// numbering per pair, skipped lines, footer), plus its failure behaviour.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "schemas/schema.h"
+
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+struct BenchRun {
+  int exit_code = -1;  // 128 + signal when killed by one
+  std::vector<std::string> lines;
+  std::string stderr_text;
+};
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "mla_bench_test.XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+BenchRun run_bench(const std::string& input, const std::string& fault = "", const std::string& args = "") {
+  TempDir dir;
+  const fs::path in = dir.path() / "in.jsonl", err = dir.path() / "err.txt";
+  std::ofstream(in) << input;
+  std::string command;
+  if (!fault.empty()) command += "MLA_BENCH_FAULT='" + fault + "' ";
+  command += "exec '" MLA_BENCH_PATH "' " + args + " < '" + in.string() + "' 2> '" + err.string() + "'";
+  BenchRun run;
+  std::FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) throw std::runtime_error("popen failed");
+  std::string line;
+  char buffer[4096];
+  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) {
+    line += buffer;
+    if (!line.empty() && line.back() == '\n') {
+      line.pop_back();
+      run.lines.push_back(line);
+      line.clear();
+    }
+  }
+  if (!line.empty()) run.lines.push_back(line);
+  const int status = pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+  std::ifstream e(err);
+  run.stderr_text.assign(std::istreambuf_iterator<char>(e), std::istreambuf_iterator<char>());
+  return run;
+}
+
+// Parses every line and validates it against its kind's schema.
+std::vector<json> validated(const BenchRun& run) {
+  static std::map<std::string, perfwatch::schemas::Schema> schemas;
+  std::vector<json> docs;
+  for (std::size_t i = 0; i < run.lines.size(); ++i) {
+    const std::string where = "stdout line " + std::to_string(i + 1);
+    json doc = json::parse(run.lines[i], nullptr, false);
+    EXPECT_FALSE(doc.is_discarded()) << where << " is not JSON: " << run.lines[i];
+    if (doc.is_discarded()) continue;
+    const std::string kind = doc.value("kind", "");
+    auto it = schemas.find(kind);
+    if (it == schemas.end()) {
+      auto schema = perfwatch::schemas::Schema::load("bench/" + kind + ".schema.json");
+      EXPECT_TRUE(schema.has_value()) << where << ": no schema for kind \"" << kind << "\"";
+      if (!schema) continue;
+      it = schemas.emplace(kind, std::move(*schema)).first;
+    }
+    auto status = it->second.validate(doc, where);
+    EXPECT_TRUE(status.has_value()) << status.error().to_string() << "\n  " << run.lines[i];
+    docs.push_back(std::move(doc));
+  }
+  return docs;
+}
+
+json small_plan() {
+  return {{"kind", "plan"},
+          {"schema_version", 1},
+          {"backend", "cpu"},
+          {"seed", 5},
+          {"variants",
+           {{{"name", "bt32"}, {"params", {{"block_t", 32}}}},
+            {{"name", "bt16-many"}, {"params", {{"block_t", 16}, {"num_warps", 8}, {"target_ctas", 64}}}}}},
+          {"points",
+           {{{"id", "b1"}, {"batch", 1}, {"heads", 16}, {"topk", 200}},
+            {{"id", "b4.h3"}, {"batch", 4}, {"heads", 3}, {"topk", 100}}}},
+          {"timing", {{"min_trial_ms", 1}, {"warmup_ms", 1}, {"input_sets", 2}, {"threads", 2}}}};
+}
+
+std::string measure(const std::string& variant, const std::string& point, int trials) {
+  return json{{"kind", "measure"}, {"variant", variant}, {"point", point}, {"trials", trials}}.dump() + "\n";
+}
+
+struct Request {
+  std::string variant, point;
+  int trials;
+};
+
+// Checks the answer to each request in order; returns the index after them.
+std::size_t expect_answers(const std::vector<json>& docs, std::size_t at, const std::vector<Request>& requests,
+                           const std::set<std::string>& variants, const std::set<std::string>& points,
+                           const std::set<std::string>& expect_incorrect = {}) {
+  std::map<std::pair<std::string, std::string>, int> trials;
+  std::map<std::pair<std::string, std::string>, std::string> status;
+  for (const Request& r : requests) {
+    const auto pair = std::make_pair(r.variant, r.point);
+    SCOPED_TRACE("request " + r.variant + " at " + r.point);
+    if (!variants.count(r.variant) || !points.count(r.point)) {
+      EXPECT_EQ(docs.at(at)["kind"], "skipped");
+      EXPECT_EQ(docs.at(at)["status"], "unknown");
+      ++at;
+      continue;
+    }
+    if (!status.count(pair)) {
+      const json& check = docs.at(at++);
+      EXPECT_EQ(check["kind"], "check");
+      EXPECT_EQ(check["variant"], r.variant);
+      EXPECT_EQ(check["point"], r.point);
+      status[pair] = check["status"].get<std::string>();
+      if (expect_incorrect.count(r.variant)) {
+        EXPECT_EQ(status[pair], "incorrect");
+        EXPECT_FALSE(check.value("reason", "").empty());
+      } else {
+        EXPECT_EQ(status[pair], "ok") << check.dump();
+        EXPECT_LT(check["rel_l2_o"].get<double>(), 0.01);
+        EXPECT_EQ(check["nonfinite"], 0);
+        EXPECT_EQ(check["input_sets"], 2);
+      }
+    }
+    if (status[pair] != "ok") {
+      const json& skipped = docs.at(at++);
+      EXPECT_EQ(skipped["kind"], "skipped");
+      EXPECT_EQ(skipped["status"], status[pair]);
+      continue;
+    }
+    for (int i = 0; i < r.trials; ++i) {
+      const json& trial = docs.at(at++);
+      EXPECT_EQ(trial["kind"], "trial");
+      EXPECT_EQ(trial["variant"], r.variant);
+      EXPECT_EQ(trial["point"], r.point);
+      EXPECT_EQ(trial["trial"], ++trials[pair]);
+      EXPECT_GT(trial["time_us"].get<double>(), 0.0);
+      EXPECT_TRUE(trial["sm_clock_mhz"].is_null());
+      EXPECT_EQ(trial["throttled"], false);
+    }
+  }
+  return at;
+}
+
+const std::vector<Request> kRequests = {
+    {"bt32", "b1", 3},   {"bt16-many", "b1", 2}, {"bt32", "b4.h3", 2}, {"nope", "b1", 1},
+    {"bt32", "missing", 1}, {"bt32", "b1", 2},   {"bt16-many", "b4.h3", 1}, {"bt16-many", "b1", 1}};
+
+std::string requests_text(const std::vector<Request>& requests) {
+  std::string text;
+  for (const Request& r : requests) text += measure(r.variant, r.point, r.trials);
+  return text;
+}
+
+TEST(BenchProtocol, EveryLineIsValidAndInOrder) {
+  const BenchRun run = run_bench(small_plan().dump() + "\n" + requests_text(kRequests));
+  ASSERT_EQ(run.exit_code, 0) << run.stderr_text;
+  const std::vector<json> docs = validated(run);
+  ASSERT_EQ(docs.size(), run.lines.size());
+  ASSERT_GE(docs.size(), 4u);
+
+  const json& header = docs[0];
+  EXPECT_EQ(header["kind"], "header");
+  EXPECT_EQ(header["backend"], "cpu");
+  EXPECT_EQ(header["seed"], 5);
+  EXPECT_EQ(header["device"]["multiprocessors"], 2);
+  EXPECT_EQ(header["build"]["binary_hash"].get<std::string>().rfind("fnv1a64:", 0), 0u);
+  EXPECT_FALSE(header["build"]["id"].get<std::string>().empty());
+
+  EXPECT_EQ(docs[1]["kind"], "variant");
+  EXPECT_EQ(docs[1]["variant"], "bt32");
+  EXPECT_EQ(docs[2]["variant"], "bt16-many");
+  EXPECT_EQ(docs[2]["params"]["num_warps"], 8);
+  EXPECT_EQ(docs[2]["status"], "ok");
+  EXPECT_EQ(docs[2]["ignored_params"], json({"num_warps", "num_stages"}));
+
+  const std::size_t end = expect_answers(docs, 3, kRequests, {"bt32", "bt16-many"}, {"b1", "b4.h3"});
+  ASSERT_EQ(end + 1, docs.size());
+  const json& footer = docs.back();
+  EXPECT_EQ(footer["kind"], "footer");
+  EXPECT_EQ(footer["trials"], 3 + 2 + 2 + 2 + 1 + 1);
+}
+
+TEST(BenchProtocol, CheckLineReportsTheLaunchAndWorkingSet) {
+  const BenchRun run = run_bench(small_plan().dump() + "\n" + measure("bt16-many", "b1", 1));
+  ASSERT_EQ(run.exit_code, 0) << run.stderr_text;
+  const std::vector<json> docs = validated(run);
+  ASSERT_GE(docs.size(), 4u);
+  const json& check = docs[3];
+  ASSERT_EQ(check["kind"], "check");
+  // topk 200 in tiles of 16: 13 tiles; 64 CTAs wanted for 1 x 1 -> 13 splits.
+  EXPECT_EQ(check["launch"]["tiles"], 13);
+  EXPECT_EQ(check["launch"]["nsplit"], 13);
+  EXPECT_EQ(check["launch"]["target_ctas"], 64);
+  EXPECT_GT(check["working_set_bytes"].get<double>(), 2 * 200 * 1152.0);
+  EXPECT_EQ(check["tolerance"]["max_rel_l2_o"], 0.01);
+}
+
+TEST(BenchProtocol, AWrongKernelIsIncorrectAndNeverTimed) {
+  const BenchRun run = run_bench(small_plan().dump() + "\n" + requests_text(kRequests), "wrong_result");
+  ASSERT_EQ(run.exit_code, 0) << run.stderr_text;
+  const std::vector<json> docs = validated(run);
+  for (const json& doc : docs) EXPECT_NE(doc["kind"], "trial") << doc.dump();
+  const std::size_t end =
+      expect_answers(docs, 3, kRequests, {"bt32", "bt16-many"}, {"b1", "b4.h3"}, {"bt32", "bt16-many"});
+  ASSERT_EQ(end + 1, docs.size());
+  EXPECT_EQ(docs.back()["trials"], 0);
+}
+
+TEST(BenchProtocol, ABadPlanGetsAnErrorNamingTheField) {
+  json plan = small_plan();
+  plan["points"].push_back({{"id", "b0"}, {"batch", 0}, {"heads", 16}, {"topk", 64}});
+  BenchRun run = run_bench(plan.dump() + "\n" + measure("bt32", "b1", 1));
+  EXPECT_EQ(run.exit_code, 2);
+  std::vector<json> docs = validated(run);
+  ASSERT_EQ(docs.size(), 1u);
+  EXPECT_EQ(docs[0]["kind"], "error");
+  EXPECT_EQ(docs[0]["where"], "points[2].batch");
+  EXPECT_NE(docs[0]["message"].get<std::string>().find("points[2].batch"), std::string::npos);
+
+  plan = small_plan();
+  plan["variants"][1]["params"]["blockt"] = 3;
+  run = run_bench(plan.dump() + "\n");
+  EXPECT_EQ(run.exit_code, 2);
+  docs = validated(run);
+  ASSERT_EQ(docs.size(), 1u);
+  EXPECT_EQ(docs[0]["where"], "variants[1].params.blockt");
+
+  plan = small_plan();
+  plan["variants"][1]["name"] = "bt32";
+  run = run_bench(plan.dump() + "\n");
+  EXPECT_EQ(run.exit_code, 2);
+  docs = validated(run);
+  ASSERT_EQ(docs.size(), 1u);
+  EXPECT_EQ(docs[0]["where"], "variants[1].name");
+
+  run = run_bench("{\"kind\": \"plan\", oops\n");
+  EXPECT_EQ(run.exit_code, 2);
+  docs = validated(run);
+  ASSERT_EQ(docs.size(), 1u);
+  EXPECT_EQ(docs[0]["kind"], "error");
+
+  run = run_bench("");
+  EXPECT_EQ(run.exit_code, 2);
+  docs = validated(run);
+  ASSERT_EQ(docs.size(), 1u);
+  EXPECT_EQ(docs[0]["kind"], "error");
+}
+
+TEST(BenchProtocol, AMalformedRequestStopsTheBenchAfterWhatItMeasured) {
+  const BenchRun run = run_bench(small_plan().dump() + "\n" + measure("bt32", "b1", 2) + "not json\n" +
+                                 measure("bt32", "b1", 2));
+  EXPECT_EQ(run.exit_code, 2);
+  const std::vector<json> docs = validated(run);
+  ASSERT_EQ(docs.size(), 7u);  // header, 2 variants, check, 2 trials, error
+  EXPECT_EQ(docs[5]["trial"], 2);
+  EXPECT_EQ(docs[6]["kind"], "error");
+  EXPECT_EQ(docs[6]["where"], "line 3");
+
+  const BenchRun zero = run_bench(small_plan().dump() + "\n" + measure("bt32", "b1", 0));
+  EXPECT_EQ(zero.exit_code, 2);
+  const std::vector<json> zero_docs = validated(zero);
+  ASSERT_FALSE(zero_docs.empty());
+  EXPECT_EQ(zero_docs.back()["where"], "line 2: trials");
+}
+
+TEST(BenchProtocol, CudaAskedOfABuildOrMachineWithoutItIsAnError) {
+  json plan = small_plan();
+  plan["backend"] = "cuda";
+  const BenchRun run = run_bench(plan.dump() + "\n");
+  if (run.exit_code == 0) GTEST_SKIP() << "this machine has a CUDA device";
+  EXPECT_NE(run.exit_code, 0);
+  const std::vector<json> docs = validated(run);
+  ASSERT_EQ(docs.size(), 1u);
+  EXPECT_EQ(docs[0]["kind"], "error");
+  EXPECT_EQ(docs[0]["where"], "backend");
+  EXPECT_NE(docs[0]["message"].get<std::string>().find("CUDA"), std::string::npos);
+}
+
+TEST(BenchProtocol, CrashFaultKeepsTheTrialsWrittenBeforeIt) {
+  const BenchRun run = run_bench(small_plan().dump() + "\n" + requests_text(kRequests), "crash_after_trials=4");
+  EXPECT_GE(run.exit_code, 128);  // killed by SIGABRT
+  const std::vector<json> docs = validated(run);
+  int trials = 0;
+  for (const json& doc : docs) trials += doc["kind"] == "trial";
+  EXPECT_EQ(trials, 4);
+  EXPECT_EQ(docs.back()["kind"], "trial");
+}
+
+TEST(BenchProtocol, GarbageFaultWritesOneLineThatIsNotJson) {
+  const BenchRun run = run_bench(small_plan().dump() + "\n" + measure("bt32", "b1", 3), "garbage_after_trials=1");
+  EXPECT_EQ(run.exit_code, 0);
+  ASSERT_EQ(run.lines.size(), 9u);  // header, 2 variants, check, trial, garbage, 2 trials, footer
+  EXPECT_TRUE(json::parse(run.lines[5], nullptr, false).is_discarded());
+  EXPECT_EQ(json::parse(run.lines[6])["trial"], 2);
+  EXPECT_EQ(json::parse(run.lines[8])["kind"], "footer");
+
+  const BenchRun bad = run_bench(small_plan().dump() + "\n", "explode_after_trials=1");
+  EXPECT_EQ(bad.exit_code, 2);
+}
+
+TEST(BenchProtocol, HelpAndVersion) {
+  const BenchRun help = run_bench("", "", "--help");
+  EXPECT_EQ(help.exit_code, 0);
+  std::string text;
+  for (const auto& line : help.lines) text += line + "\n";
+  EXPECT_NE(text.find("MLA_BENCH_FAULT"), std::string::npos);
+  EXPECT_NE(text.find("measure"), std::string::npos);
+  const BenchRun version = run_bench("", "", "--version");
+  EXPECT_EQ(version.exit_code, 0);
+  ASSERT_FALSE(version.lines.empty());
+  EXPECT_EQ(version.lines[0].rfind("mla_bench 1", 0), 0u);
+}
+
+}  // namespace
