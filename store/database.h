@@ -69,11 +69,13 @@ class Database {
   // The store's clock.
   UnixSeconds now() const;
 
- private:
-  friend struct detail::Access;
+  // Closes the connection; never throws.
   struct Closer {
     void operator()(sqlite3* db) const noexcept;
   };
+
+ private:
+  friend struct detail::Access;
   struct Cache;  // prepared statements kept for hot paths
 
   Database(std::unique_ptr<sqlite3, Closer> handle, std::string path, bool read_only,

@@ -16,6 +16,9 @@ CREATE TABLE jobs (
   priority     INTEGER NOT NULL DEFAULT 0,
   options_json TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(options_json)),
   retry_of     INTEGER REFERENCES jobs(id),
+  -- A re-queued job keeps the place in the queue of the job it redoes (that
+  -- job's queue_position, or its id); NULL: its own id is its place.
+  queue_position INTEGER,
   enqueued_at  INTEGER NOT NULL,
   started_at   INTEGER,
   finished_at  INTEGER,
@@ -27,7 +30,7 @@ CREATE UNIQUE INDEX jobs_one_live
   ON jobs(repo_id, commit_sha, (CASE kind WHEN 'noise' THEN 'noise' ELSE 'bench' END))
   WHERE state IN ('queued', 'running');
 CREATE INDEX jobs_by_commit ON jobs(repo_id, commit_sha);
-CREATE INDEX jobs_claim_order ON jobs(priority DESC, id) WHERE state = 'queued';
+CREATE INDEX jobs_claim_order ON jobs(priority DESC, coalesce(queue_position, id)) WHERE state = 'queued';
 CREATE INDEX jobs_by_state ON jobs(state);
 CREATE UNIQUE INDEX jobs_one_retry ON jobs(retry_of) WHERE retry_of IS NOT NULL;
 

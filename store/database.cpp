@@ -1,0 +1,190 @@
+#include "store/database.h"
+
+#include <sqlite3.h>
+
+#include <ctime>
+#include <system_error>
+
+#include "store/detail/statement.h"
+#include "store/migrations.h"
+
+namespace perfwatch::store {
+
+using detail::Access;
+using detail::Failure;
+
+struct Database::Cache {
+  std::unordered_map<std::string, std::unique_ptr<detail::Statement>> statements;
+  std::int64_t savepoints = 0;
+};
+
+void Database::Closer::operator()(sqlite3* db) const noexcept {
+  // close_v2 never fails for a valid handle: with statements still open it
+  // defers the close until they are finalised.
+  sqlite3_close_v2(db);
+}
+
+Database::Database(std::unique_ptr<sqlite3, Closer> handle, std::string path, bool read_only,
+                   std::function<UnixSeconds()> clock)
+    : handle_(std::move(handle)),
+      cache_(std::make_unique<Cache>()),
+      path_(std::move(path)),
+      read_only_(read_only),
+      clock_(std::move(clock)) {
+  if (!clock_) clock_ = [] { return static_cast<UnixSeconds>(std::time(nullptr)); };
+}
+
+Database::Database(Database&&) noexcept = default;
+Database& Database::operator=(Database&&) noexcept = default;
+Database::~Database() {
+  // Statements before the connection, whatever the member order says.
+  cache_.reset();
+}
+
+UnixSeconds Database::now() const { return clock_(); }
+
+sqlite3* Access::handle(Database& db) { return db.handle_.get(); }
+
+void Access::exec(Database& db, std::string_view sql) {
+  std::string text(sql);
+  int rc = sqlite3_exec(db.handle_.get(), text.c_str(), nullptr, nullptr, nullptr);
+  // sqlite3_errmsg still holds this error, which raise_sqlite reports.
+  if (rc != SQLITE_OK) detail::raise_sqlite(db.handle_.get(), rc, "");
+}
+
+detail::Statement* Access::cached(Database& db, std::string_view sql) {
+  auto& statements = db.cache_->statements;
+  auto it = statements.find(std::string(sql));
+  if (it == statements.end()) {
+    // Every SQL text of the store is a literal or built from a bounded set of
+    // clauses, so the cache stays small; the cap is a guard, not a policy.
+    if (statements.size() >= 512) return nullptr;
+    it = statements.emplace(std::string(sql), std::make_unique<detail::Statement>(db.handle_.get(), sql)).first;
+  }
+  if (it->second->in_use_) return nullptr;
+  return it->second.get();
+}
+
+std::string Access::next_savepoint(Database& db) { return "pw_savepoint_" + std::to_string(++db.cache_->savepoints); }
+
+namespace {
+
+std::unique_ptr<sqlite3, Database::Closer> connect(const std::string& path, int flags, Error& error) {
+  sqlite3* raw = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &raw, flags | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE, nullptr);
+  std::unique_ptr<sqlite3, Database::Closer> handle(raw);
+  if (rc != SQLITE_OK) {
+    error = io_error(path + ": open", std::string(raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
+    handle.reset();
+  }
+  return handle;
+}
+
+}  // namespace
+
+Result<Database> Database::open(const std::filesystem::path& file, OpenOptions options) {
+  Error error;
+  auto handle = connect(file.string(), SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, error);
+  if (!handle) return fail(error);
+  Database db(std::move(handle), file.string(), /*read_only=*/false, std::move(options.clock));
+  auto configured = detail::guard(db, "open", [&] {
+    sqlite3_busy_timeout(Access::handle(db), options.busy_timeout_ms);
+    // WAL: the web server's readers never block the writer, nor it them.
+    std::string mode;
+    {
+      detail::Statement s(Access::handle(db), "PRAGMA journal_mode = WAL");
+      if (s.step()) mode = s.get<std::string>("journal_mode");
+    }
+    if (mode != "wal") detail::raise(ErrorCode::kIo, "cannot use WAL mode (journal_mode is '" + mode + "')");
+    // synchronous=NORMAL in WAL mode: a commit is in the WAL file (the OS has
+    // it) when it returns, without waiting for an fsync. That is durable
+    // against a crash or kill -9 of the bench, the runner or the daemon --
+    // "nothing measured is lost" -- which is the failure this service meets
+    // daily; a power loss or kernel panic may lose the last transactions
+    // (never corrupt the file). FULL would fsync every trial insert.
+    Access::exec(db, "PRAGMA synchronous = NORMAL");
+    Access::exec(db, "PRAGMA foreign_keys = ON");
+    detail::Statement fk(Access::handle(db), "PRAGMA foreign_keys");
+    if (!fk.step() || fk.get<std::int64_t>("foreign_keys") != 1)
+      detail::raise(ErrorCode::kInternal, "this SQLite cannot enforce foreign keys");
+  });
+  if (!configured) return fail(configured.error());
+  int target = options.schema_version.value_or(latest_schema_version());
+  auto version = migrate(db, target);
+  if (!version) return fail(version.error());
+  db.schema_version_ = *version;
+  return db;
+}
+
+Result<Database> Database::open_read_only(const std::filesystem::path& file, OpenOptions options) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec))
+    return fail(not_found(file.string() + ": open read-only", "no such database file"));
+  Error error;
+  auto handle = connect(file.string(), SQLITE_OPEN_READONLY, error);
+  if (!handle) return fail(error);
+  Database db(std::move(handle), file.string(), /*read_only=*/true, std::move(options.clock));
+  auto configured = detail::guard(db, "open read-only", [&] {
+    sqlite3_busy_timeout(Access::handle(db), options.busy_timeout_ms);
+    // Belt and braces: the connection is read-only, and query_only makes any
+    // write a clear error instead of a lock attempt.
+    Access::exec(db, "PRAGMA query_only = ON");
+    detail::Statement s(Access::handle(db), "PRAGMA user_version");
+    s.step();
+    int version = s.get<int>("user_version");
+    int latest = latest_schema_version();
+    if (version == 0)
+      detail::raise(ErrorCode::kInvalidArgument, "not a perfwatch database (schema version 0)");
+    if (version > latest)
+      detail::raise(ErrorCode::kInvalidArgument,
+                    "schema version " + std::to_string(version) + " is newer than this perfwatch (it knows up to " +
+                        std::to_string(latest) + "); use a newer perfwatch");
+    if (version < latest)
+      detail::raise(ErrorCode::kInvalidArgument,
+                    "schema version " + std::to_string(version) + " is older than this perfwatch's " +
+                        std::to_string(latest) + "; open it once for writing (perfwatch bench or watch) to migrate it");
+    return version;
+  });
+  if (!configured) return fail(configured.error());
+  db.schema_version_ = *configured;
+  return db;
+}
+
+Transaction::Transaction(Database& db, Mode mode) : db_(&db) {
+  status_ = detail::guard(db, "begin transaction", [&] {
+    if (sqlite3_get_autocommit(Access::handle(db))) {
+      Access::exec(db, mode == Mode::kImmediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED");
+    } else {
+      savepoint_ = Access::next_savepoint(db);
+      Access::exec(db, "SAVEPOINT " + savepoint_);
+    }
+    open_ = true;
+  });
+}
+
+Transaction::~Transaction() { rollback(); }
+
+Status Transaction::commit() {
+  if (!status_) return status_;
+  if (!open_) return fail(Error{ErrorCode::kInternal, db_->path() + ": commit", "the transaction has ended"});
+  auto done = detail::guard(*db_, "commit", [&] {
+    Access::exec(*db_, savepoint_.empty() ? std::string("COMMIT") : "RELEASE " + savepoint_);
+  });
+  if (done) open_ = false;
+  return done;
+}
+
+void Transaction::rollback() noexcept {
+  if (!open_) return;
+  open_ = false;
+  sqlite3* h = Access::handle(*db_);
+  if (savepoint_.empty()) {
+    // An error may already have rolled the transaction back (SQLITE_FULL...).
+    if (!sqlite3_get_autocommit(h)) sqlite3_exec(h, "ROLLBACK", nullptr, nullptr, nullptr);
+  } else {
+    std::string sql = "ROLLBACK TO " + savepoint_ + "; RELEASE " + savepoint_;
+    sqlite3_exec(h, sql.c_str(), nullptr, nullptr, nullptr);
+  }
+}
+
+}  // namespace perfwatch::store

@@ -1,0 +1,318 @@
+#include "store/history_store.h"
+
+#include <algorithm>
+
+#include "store/detail/rows.h"
+#include "store/detail/statement.h"
+
+namespace perfwatch::store {
+
+using detail::guard;
+using detail::Query;
+using detail::raise;
+
+namespace {
+
+// The first-parent chain from :head, newest first: pos 0 is the head. Each
+// step is one lookup in commits_by_sha (repo_id, sha = the child's parent).
+constexpr const char* kChain =
+    "WITH RECURSIVE chain(id, parent_sha, pos) AS ("
+    "  SELECT id, parent_sha, 0 FROM commits WHERE repo_id = :repo AND sha = :head"
+    "  UNION ALL"
+    "  SELECT c.id, c.parent_sha, chain.pos + 1 FROM chain JOIN commits c"
+    "    ON c.repo_id = :repo AND c.sha = chain.parent_sha"
+    "  WHERE chain.pos + 1 < :depth) ";
+
+std::string head_of(Database& db, const ChainStart& start) {
+  if (!start.head_sha.empty()) return start.head_sha;
+  Query q(db, "SELECT head_sha FROM branches WHERE repo_id = :repo AND name = :name");
+  q->bind(":repo", start.repo_id).bind(":name", start.branch);
+  if (!q->step()) raise(ErrorCode::kNotFound, "branch '" + start.branch + "': not watched in this repo");
+  return q->get<std::string>("head_sha");
+}
+
+// ",bench,baseline-rerun," for instr(): the kinds as one bound value keeps
+// the statement text fixed (and cached) whatever the list.
+std::string kinds_list(const std::vector<RunKind>& kinds) {
+  std::string out = ",";
+  for (auto k : kinds) {
+    out += to_string(k);
+    out += ',';
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<CommitRecord>> HistoryReader::chain(const ChainStart& start, int limit) {
+  return guard(db_, "read the commit chain", [&] {
+    if (limit < 0) raise(ErrorCode::kInvalidArgument, "limit must be >= 0");
+    Transaction tx(db_, Transaction::Mode::kDeferred);
+    detail::check(tx.status());
+    auto head = head_of(db_, start);
+    Query q(db_, std::string(kChain) + "SELECT " + detail::kCommitColumns +
+                     " FROM chain JOIN commits c ON c.id = chain.id ORDER BY chain.pos");
+    q->bind(":repo", start.repo_id).bind(":head", head).bind(":depth", limit);
+    std::vector<CommitRecord> out;
+    while (q->step()) out.push_back(detail::read_commit(*q));
+    return out;
+  });
+}
+
+Result<std::vector<CommitOverview>> HistoryReader::commits(const ChainStart& start, int limit, int offset) {
+  return guard(db_, "list commits", [&] {
+    if (limit < 0 || offset < 0) raise(ErrorCode::kInvalidArgument, "limit and offset must be >= 0");
+    Transaction tx(db_, Transaction::Mode::kDeferred);
+    detail::check(tx.status());
+    auto head = head_of(db_, start);
+    std::vector<CommitOverview> out;
+    {
+      Query q(db_, std::string(kChain) + "SELECT " + detail::kCommitColumns +
+                       " FROM chain JOIN commits c ON c.id = chain.id WHERE chain.pos >= :offset ORDER BY chain.pos");
+      q->bind(":repo", start.repo_id).bind(":head", head).bind(":depth", limit + offset).bind(":offset", offset);
+      while (q->step()) {
+        CommitOverview o;
+        o.commit = detail::read_commit(*q);
+        out.push_back(std::move(o));
+      }
+    }
+    for (auto& o : out) {
+      CommitId id = o.commit.id;
+      {
+        // A running run's trials are counted live; a finished run keeps its count.
+        Query q(db_,
+                "SELECT status, count(*) AS n, sum(coalesce(wall_s, 0)) AS wall_s, "
+                "  sum(CASE WHEN status = 'running' THEN (SELECT count(*) FROM trials t WHERE t.run_id = r.id) "
+                "      ELSE trial_count END) AS trials "
+                "FROM runs r WHERE r.commit_id = :commit GROUP BY status");
+        q->bind(":commit", id);
+        while (q->step()) {
+          auto n = q->get<std::int64_t>("n");
+          o.runs_by_status[detail::read_enum(*q, "status", parse_run_status)] = n;
+          o.runs += n;
+          o.trials += q->get<std::int64_t>("trials");
+          o.wall_s += q->get<double>("wall_s");
+        }
+      }
+      if (o.runs > 0) {
+        Query q(db_, "SELECT status FROM runs WHERE commit_id = :commit ORDER BY id DESC LIMIT 1");
+        q->bind(":commit", id);
+        if (q->step()) o.latest_run_status = detail::read_enum(*q, "status", parse_run_status);
+      }
+      {
+        Query q(db_,
+                "SELECT (SELECT status FROM builds WHERE commit_id = :commit ORDER BY id DESC LIMIT 1) AS latest, "
+                "  (SELECT total(duration_s) FROM builds WHERE commit_id = :commit) AS build_s");
+        q->bind(":commit", id);
+        q->step();
+        if (!q->is_null("latest")) o.latest_build_status = detail::read_enum(*q, "latest", parse_build_status);
+        o.build_s = q->get<double>("build_s");
+      }
+      {
+        Query q(db_,
+                "SELECT state FROM jobs WHERE repo_id = :repo AND commit_sha = :sha ORDER BY id DESC LIMIT 1");
+        q->bind(":repo", o.commit.repo_id).bind(":sha", o.commit.sha);
+        if (q->step()) o.latest_job_state = detail::read_enum(*q, "state", parse_job_state);
+      }
+      {
+        Query q(db_,
+                "SELECT kind, count(*) AS n FROM flags WHERE commit_id = :commit AND ack_at IS NULL GROUP BY kind");
+        q->bind(":commit", id);
+        while (q->step()) {
+          auto kind = detail::read_enum(*q, "kind", parse_flag_kind);
+          if (kind == FlagKind::kRegression) o.open_regressions = q->get<std::int64_t>("n");
+          if (kind == FlagKind::kImprovement) o.open_improvements = q->get<std::int64_t>("n");
+        }
+      }
+    }
+    return out;
+  });
+}
+
+Result<PointHistory> HistoryReader::point_history(const HistoryQuery& query) {
+  return guard(db_, "read history of " + query.variant + " at " + query.point_key, [&] {
+    if (query.limit < 0) raise(ErrorCode::kInvalidArgument, "limit must be >= 0");
+    Transaction tx(db_, Transaction::Mode::kDeferred);
+    detail::check(tx.status());
+    PointHistory out;
+    out.variant = query.variant;
+    {
+      Query q(db_, std::string("SELECT ") + detail::kPointColumns + " FROM points p WHERE p.key = :key");
+      q->bind(":key", query.point_key);
+      if (!q->step()) raise(ErrorCode::kNotFound, "point " + query.point_key + ": no such point");
+      out.point = detail::read_point(*q);
+    }
+    auto head = head_of(db_, query.start);
+    const std::string kinds = kinds_list(query.kinds);
+    auto bind_chain = [&](detail::Statement& s) {
+      s.bind(":repo", query.start.repo_id).bind(":head", head).bind(":depth", query.limit);
+    };
+
+    out.testbed_id = query.testbed_id;
+    if (!out.testbed_id) {
+      Query q(db_, std::string(kChain) +
+                       "SELECT r.testbed_id AS testbed_id FROM chain JOIN commits c ON c.id = chain.id "
+                       "JOIN runs r ON r.commit_id = coalesce(c.inherited_from, c.id) AND r.status = 'ok' "
+                       "JOIN run_variants v ON v.run_id = r.id AND v.name = :variant "
+                       "JOIN summaries s ON s.variant_id = v.id AND s.point_id = :point "
+                       "WHERE r.testbed_id IS NOT NULL AND instr(:kinds, ',' || r.kind || ',') > 0 "
+                       "ORDER BY chain.pos, r.id DESC LIMIT 1");
+      bind_chain(*q);
+      q->bind(":variant", query.variant).bind(":point", out.point.id).bind(":kinds", kinds);
+      if (q->step()) out.testbed_id = q->get<TestbedId>("testbed_id");
+    }
+    if (!out.testbed_id) return out;  // nothing measured at this point on this chain
+    const TestbedId testbed = *out.testbed_id;
+
+    {
+      Query q(db_, std::string("SELECT ") + detail::kNoiseBandColumns +
+                       " FROM noise_bands nb WHERE nb.testbed_id = :testbed AND nb.variant = :variant "
+                       "AND nb.point_id = :point");
+      q->bind(":testbed", testbed).bind(":variant", query.variant).bind(":point", out.point.id);
+      if (q->step()) out.band = detail::read_noise_band(*q);
+    }
+
+    // Commits of the chain with their pooled value, newest first.
+    std::vector<HistoryEntry> entries;
+    {
+      Query q(db_, std::string(kChain) +
+                       "SELECT chain.pos AS pos, c.id AS commit_id, c.sha AS sha, c.subject AS subject, "
+                       "  c.author AS author, c.committed_at AS committed_at, c.inherited_from AS inherited_from, "
+                       "  cs.commit_id AS pooled_commit, cs.metric AS metric, cs.runs AS runs, cs.median AS median, "
+                       "  cs.ci_low AS ci_low, cs.ci_high AS ci_high, cs.updated_at AS updated_at "
+                       "FROM chain JOIN commits c ON c.id = chain.id "
+                       "LEFT JOIN commit_summaries cs ON cs.commit_id = coalesce(c.inherited_from, c.id) "
+                       "  AND cs.testbed_id = :testbed AND cs.variant = :variant AND cs.point_id = :point "
+                       "ORDER BY chain.pos");
+      bind_chain(*q);
+      q->bind(":testbed", testbed).bind(":variant", query.variant).bind(":point", out.point.id);
+      while (q->step()) {
+        HistoryEntry e;
+        e.commit_id = q->get<CommitId>("commit_id");
+        e.sha = q->get<std::string>("sha");
+        e.subject = q->get<std::string>("subject");
+        e.author = q->get<std::string>("author");
+        e.committed_at = q->get<UnixSeconds>("committed_at");
+        e.inherited_from = q->get<std::optional<CommitId>>("inherited_from");
+        if (auto pooled = q->get<std::optional<CommitId>>("pooled_commit"))
+          e.pooled = CommitSummaryRecord{*pooled,
+                                         testbed,
+                                         query.variant,
+                                         out.point.id,
+                                         q->get<std::string>("metric"),
+                                         q->get<std::int64_t>("runs"),
+                                         q->get<double>("median"),
+                                         q->get<std::optional<double>>("ci_low"),
+                                         q->get<std::optional<double>>("ci_high"),
+                                         q->get<UnixSeconds>("updated_at")};
+        entries.push_back(std::move(e));
+      }
+    }
+    // Run medians: chain -> runs of the commit (or the one it inherits
+    // from) -> the run's variant by name -> its summary at the point.
+    {
+      Query q(db_, std::string(kChain) +
+                       "SELECT chain.pos AS pos, r.id AS run_id, r.kind AS kind, s.median AS median, "
+                       "  s.ci_low AS ci_low, s.ci_high AS ci_high, s.n AS n "
+                       "FROM chain JOIN commits c ON c.id = chain.id "
+                       "JOIN runs r ON r.commit_id = coalesce(c.inherited_from, c.id) AND r.testbed_id = :testbed "
+                       "  AND r.status = 'ok' "
+                       "JOIN run_variants v ON v.run_id = r.id AND v.name = :variant "
+                       "JOIN summaries s ON s.variant_id = v.id AND s.point_id = :point "
+                       "WHERE s.median IS NOT NULL AND instr(:kinds, ',' || r.kind || ',') > 0 "
+                       "ORDER BY chain.pos, r.id");
+      bind_chain(*q);
+      q->bind(":testbed", testbed).bind(":variant", query.variant).bind(":point", out.point.id).bind(":kinds", kinds);
+      while (q->step()) {
+        auto pos = static_cast<std::size_t>(q->get<std::int64_t>("pos"));
+        if (pos >= entries.size()) continue;
+        entries[pos].runs.push_back({q->get<RunId>("run_id"), detail::read_enum(*q, "kind", parse_run_kind),
+                                     q->get<double>("median"), q->get<std::optional<double>>("ci_low"),
+                                     q->get<std::optional<double>>("ci_high"), q->get<std::int64_t>("n")});
+      }
+    }
+    // Flags on the commits themselves (an inheriting commit has none).
+    {
+      Query q(db_, std::string(kChain) + "SELECT chain.pos AS pos, " + detail::kFlagColumns +
+                       " FROM chain JOIN flags f ON f.commit_id = chain.id AND f.testbed_id = :testbed "
+                       "  AND f.variant = :variant AND f.point_id = :point "
+                       "ORDER BY chain.pos, f.id");
+      bind_chain(*q);
+      q->bind(":testbed", testbed).bind(":variant", query.variant).bind(":point", out.point.id);
+      while (q->step()) {
+        auto pos = static_cast<std::size_t>(q->get<std::int64_t>("pos"));
+        if (pos < entries.size()) entries[pos].flag = detail::read_flag(*q);  // the newest wins
+      }
+    }
+    std::reverse(entries.begin(), entries.end());
+    for (auto& e : entries)
+      if (query.include_unmeasured || !e.runs.empty() || e.pooled) out.entries.push_back(std::move(e));
+    return out;
+  });
+}
+
+Result<std::optional<CommitRecord>> HistoryReader::previous_measured(CommitId commit, TestbedId testbed,
+                                                                     RunKind kind) {
+  return guard(db_, "find the previous measured commit", [&]() -> std::optional<CommitRecord> {
+    Transaction tx(db_, Transaction::Mode::kDeferred);
+    detail::check(tx.status());
+    RepoId repo = 0;
+    {
+      Query q(db_, "SELECT repo_id FROM commits WHERE id = :id");
+      q->bind(":id", commit);
+      if (!q->step()) raise(ErrorCode::kNotFound, "commit " + std::to_string(commit) + ": no such commit");
+      repo = q->get<RepoId>("repo_id");
+    }
+    // The walk stops at the first ancestor with results of its own.
+    Query q(db_,
+            std::string("WITH RECURSIVE chain(id, parent_sha, measured) AS ("
+                        "  SELECT id, parent_sha, 0 FROM commits WHERE id = :commit"
+                        "  UNION ALL"
+                        "  SELECT c.id, c.parent_sha, (c.inherited_from IS NULL AND EXISTS ("
+                        "      SELECT 1 FROM runs r WHERE r.commit_id = c.id AND r.testbed_id = :testbed"
+                        "        AND r.kind = :kind AND r.status = 'ok'))"
+                        "  FROM chain JOIN commits c ON c.repo_id = :repo AND c.sha = chain.parent_sha"
+                        "  WHERE chain.measured = 0) "
+                        "SELECT ") +
+                detail::kCommitColumns + " FROM chain JOIN commits c ON c.id = chain.id WHERE chain.measured = 1");
+    q->bind(":commit", commit).bind(":testbed", testbed).bind(":kind", to_string(kind)).bind(":repo", repo);
+    if (!q->step()) return std::nullopt;
+    return detail::read_commit(*q);
+  });
+}
+
+Result<StoreMetrics> HistoryReader::metrics() {
+  return guard(db_, "read metrics", [&] {
+    Transaction tx(db_, Transaction::Mode::kDeferred);
+    detail::check(tx.status());
+    StoreMetrics m;
+    for (auto s : {JobState::kQueued, JobState::kRunning, JobState::kDone, JobState::kFailed, JobState::kCutOff,
+                   JobState::kSkipped})
+      m.jobs_by_state[s] = 0;
+    for (auto s : {RunStatus::kRunning, RunStatus::kOk, RunStatus::kBuildFailed, RunStatus::kCrashed,
+                   RunStatus::kTimeout, RunStatus::kProtocolError, RunStatus::kCutOff, RunStatus::kFailed})
+      m.runs_by_status[s] = 0;
+    {
+      Query q(db_, "SELECT state, count(*) AS n FROM jobs GROUP BY state");
+      while (q->step()) m.jobs_by_state[detail::read_enum(*q, "state", parse_job_state)] = q->get<std::int64_t>("n");
+    }
+    {
+      Query q(db_, "SELECT status, count(*) AS n FROM runs GROUP BY status");
+      while (q->step())
+        m.runs_by_status[detail::read_enum(*q, "status", parse_run_status)] = q->get<std::int64_t>("n");
+    }
+    {
+      Query q(db_,
+              "SELECT (SELECT max(finished_at) FROM runs WHERE finished_at IS NOT NULL) AS last_finished, "
+              "  (SELECT count(*) FROM flags WHERE kind = 'regression' AND ack_at IS NULL) AS open_regressions, "
+              "  (SELECT count(*) FROM experiments) AS experiments");
+      q->step();
+      m.last_run_finished_at = q->get<std::optional<UnixSeconds>>("last_finished");
+      m.open_regressions = q->get<std::int64_t>("open_regressions");
+      m.experiments = q->get<std::int64_t>("experiments");
+    }
+    return m;
+  });
+}
+
+}  // namespace perfwatch::store
