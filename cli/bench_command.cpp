@@ -1,0 +1,97 @@
+#include "cli/bench_command.h"
+
+#include <cstdio>
+#include <iostream>
+
+#include "cli/console.h"
+#include "daemon/bench_commit.h"
+#include "daemon/run_report.h"
+#include "store/repo_store.h"
+#include "store/run_store.h"
+
+namespace perfwatch::cli {
+
+namespace {
+
+struct BenchArgs {
+  std::string repo;
+  std::string commit = "HEAD";
+  std::string manifest;
+  bool json = false;
+  std::uint64_t seed = 0;
+};
+
+int run_bench(const GlobalOptions& global, const BenchArgs& args) {
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(global.db).parent_path().empty()
+                                          ? std::filesystem::path(".")
+                                          : std::filesystem::path(global.db).parent_path(), ec);
+  auto db = store::Database::open(global.db);
+  if (!db) {
+    std::fprintf(stderr, "perfwatch: %s\n", db.error().to_string().c_str());
+    return kExitStoreError;
+  }
+  daemon::BenchOptions options;
+  options.repo = args.repo;
+  options.rev = args.commit;
+  if (!args.manifest.empty()) options.manifest_path = args.manifest;
+  options.state_dir = global.state_dir_path();
+  options.seed = args.seed;
+  options.purpose = "perfwatch bench";
+
+  ConsoleReporter reporter;
+  auto outcome = daemon::bench_commit(*db, options, reporter);
+  if (!outcome) {
+    reporter.stage("error: " + outcome.error().to_string());
+    return outcome.error().code == ErrorCode::kIo ? kExitStoreError : kExitBadInput;
+  }
+
+  auto commit = store::RepoReader(*db).commit(outcome->commit);
+  auto table = store::RunReader(*db).table(outcome->run);
+  if (!commit || !table) {
+    reporter.stage("error: reading the run back: " + (commit ? table.error() : commit.error()).to_string());
+    return kExitStoreError;
+  }
+  daemon::RunReportContext context;
+  context.commit = *commit;
+  if (table->run.manifest.contains("metric")) {
+    context.metric = table->run.manifest["metric"].value("name", "time_us");
+  }
+  context.lower_is_better = context.metric == "time_us";
+
+  std::string summary = "run " + std::to_string(outcome->run) + " of " + outcome->sha.substr(0, 10) + " (" +
+                        commit->subject + "): " + std::string(store::to_string(outcome->status)) + ", " +
+                        std::to_string(outcome->trials) + " trials";
+  if (!outcome->message.empty()) summary += ": " + outcome->message;
+  reporter.stage(summary);
+
+  if (args.json) {
+    std::cout << daemon::render_run_json(*table, context).dump(2) << std::endl;
+  } else if (outcome->status != store::RunStatus::kBuildFailed) {
+    std::string backend = table->run.provenance.value("backend", "?");
+    std::string device = table->run.provenance.contains("device") ? table->run.provenance["device"].value("name", "?") : "?";
+    std::cout << "\n" << outcome->sha.substr(0, 10) << " " << commit->subject << "\nmeasured on " << backend << ": " << device
+              << "; median of trials with its distribution-free 95% CI; one run (one process)\n\n"
+              << daemon::render_run_text(*table, context);
+  }
+  switch (outcome->status) {
+    case store::RunStatus::kOk: return kExitOk;
+    case store::RunStatus::kBuildFailed: return kExitBuildFailed;
+    default: return kExitRunFailed;
+  }
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app, const GlobalOptions& global, int* exit_code) {
+  auto args = std::make_shared<BenchArgs>();
+  CLI::App* cmd = app.add_subcommand("bench", "Benchmark one commit: build it in a worktree, run the sweep, store every trial, print the table");
+  cmd->add_option("--repo", args->repo, "The git repository to benchmark")->required()->check(CLI::ExistingDirectory);
+  cmd->add_option("--commit", args->commit, "The revision to benchmark")->capture_default_str();
+  cmd->add_option("--manifest", args->manifest, "A manifest to use instead of perfwatch.json in the commit")->check(CLI::ExistingFile);
+  cmd->add_flag("--json", args->json, "Print the run's table as JSON on stdout");
+  cmd->add_option("--seed", args->seed, "Input seed for the bench (0 = the bench picks one; it is stored either way)");
+  cmd->callback([&global, args, exit_code] { *exit_code = run_bench(global, *args); });
+}
+
+}  // namespace perfwatch::cli

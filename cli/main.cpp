@@ -1,0 +1,31 @@
+// perfwatch: continuous performance-regression tracking for GPU kernels.
+#include <csignal>
+#include <cstdio>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/bench_command.h"
+#include "cli/options.h"
+
+int main(int argc, char** argv) {
+  // A child (the bench, a build) that dies while we write to it must not kill us.
+  std::signal(SIGPIPE, SIG_IGN);
+
+  CLI::App app{"perfwatch: continuous performance-regression tracking for GPU kernels"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "perfwatch 0.1.0");
+  perfwatch::cli::GlobalOptions global;
+  app.add_option("--db", global.db, "The SQLite database")->capture_default_str();
+  app.add_option("--state-dir", global.state_dir, "Where worktrees and logs live (default: <db>.work)");
+
+  int exit_code = perfwatch::cli::kExitOk;
+  perfwatch::cli::add_bench_command(app, global, &exit_code);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : perfwatch::cli::kExitBadInput;
+  }
+  return exit_code;
+}

@@ -1,0 +1,239 @@
+#include "daemon/bench_commit.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+
+#include "daemon/storing_sink.h"
+#include "runner/build.h"
+#include "runner/worktree.h"
+#include "store/repo_store.h"
+#include "store/run_store.h"
+
+namespace perfwatch::daemon {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+store::RunStatus to_store_status(runner::RunStatus status) {
+  switch (status) {
+    case runner::RunStatus::kOk: return store::RunStatus::kOk;
+    case runner::RunStatus::kCrashed: return store::RunStatus::kCrashed;
+    case runner::RunStatus::kTimedOut: return store::RunStatus::kTimeout;
+    case runner::RunStatus::kProtocolError: return store::RunStatus::kProtocolError;
+    case runner::RunStatus::kFailed:
+    case runner::RunStatus::kFailedToStart: return store::RunStatus::kFailed;
+  }
+  return store::RunStatus::kFailed;
+}
+
+fs::path worktree_dir(const fs::path& state_dir, const fs::path& repo) {
+  std::error_code ec;
+  fs::path canonical = fs::weakly_canonical(repo, ec);
+  std::size_t h = std::hash<std::string>{}(canonical.string());
+  char suffix[17];
+  std::snprintf(suffix, sizeof suffix, "%016zx", h);
+  return state_dir / "worktrees" / (canonical.filename().string() + "-" + std::string(suffix).substr(0, 8));
+}
+
+Result<runner::Manifest> manifest_for(const runner::Git& git, const std::string& sha,
+                                      const std::optional<fs::path>& manifest_path) {
+  if (manifest_path) return runner::load_manifest(*manifest_path);
+  auto text = git.show_file(sha, "perfwatch.json");
+  std::string where = "perfwatch.json at " + sha.substr(0, 12);
+  if (!text) {
+    return fail(not_found(where, "the commit has no perfwatch.json at its root; add one or pass --manifest FILE"));
+  }
+  json doc;
+  try {
+    doc = json::parse(*text);
+  } catch (const json::parse_error& e) {
+    return fail(invalid_argument(where, std::string("not valid JSON: ") + e.what()));
+  }
+  return runner::parse_manifest(doc, where);
+}
+
+Result<store::RepoId> record_repo(store::Database& db, const fs::path& repo) {
+  std::error_code ec;
+  fs::path canonical = fs::canonical(repo, ec);
+  if (ec) return fail(not_found(repo.string(), ec.message()));
+  store::RepoRecord r;
+  r.path = canonical.string();
+  r.name = canonical.filename().string();
+  return store::RepoWriter(db).ensure_repo(r);
+}
+
+Result<store::CommitId> record_commit(store::Database& db, store::RepoId repo, const runner::Git& git,
+                                      const std::string& sha, const runner::Manifest& manifest) {
+  auto info = git.commit_info(sha);
+  if (!info) return fail(info.error());
+  auto hash = git.paths_hash(sha, manifest.paths);
+  if (!hash) return fail(hash.error());
+  store::CommitRecord c;
+  c.repo_id = repo;
+  c.sha = info->sha;
+  c.parent_sha = info->parent_sha;
+  c.author = info->author_name;
+  c.email = info->author_email;
+  c.committed_at = info->committed_at;
+  c.subject = info->subject;
+  c.message = info->message;
+  c.paths_hash = *hash;
+  if (auto it = info->trailers.find("Perf-Hypothesis"); it != info->trailers.end()) c.perf_hypothesis = it->second;
+  if (auto it = info->trailers.find("Perf-Experiment"); it != info->trailers.end()) c.perf_experiment = it->second;
+  return store::RepoWriter(db).put_commit(c);
+}
+
+namespace {
+
+std::string timestamp() {
+  std::time_t now = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", std::gmtime(&now));
+  return buf;
+}
+
+// The values of the manifest's record_env as the bench will see them.
+json recorded_env(const runner::Manifest& m) {
+  json env = json::object();
+  for (const auto& name : m.bench.record_env) {
+    if (auto it = m.bench.env.find(name); it != m.bench.env.end()) {
+      env[name] = it->second;
+    } else if (const char* v = std::getenv(name.c_str())) {
+      env[name] = v;
+    } else {
+      env[name] = nullptr;
+    }
+  }
+  return env;
+}
+
+}  // namespace
+
+Result<BenchOutcome> bench_commit(store::Database& db, const BenchOptions& options, BenchReporter& reporter) {
+  runner::Git git(options.repo);
+  if (auto ok = git.check(); !ok) return fail(ok.error());
+  auto sha = git.resolve(options.rev);
+  if (!sha) return fail(invalid_argument("--commit", sha.error().message));
+
+  BenchOutcome out;
+  out.sha = *sha;
+  std::string short_sha = sha->substr(0, 10);
+  auto manifest = manifest_for(git, *sha, options.manifest_path);
+  if (!manifest) return fail(manifest.error());
+
+  auto repo = record_repo(db, options.repo);
+  if (!repo) return fail(repo.error());
+  out.repo = *repo;
+  auto commit = record_commit(db, *repo, git, *sha, *manifest);
+  if (!commit) return fail(commit.error());
+  out.commit = *commit;
+
+  reporter.stage("checking out " + short_sha + " in " + worktree_dir(options.state_dir, options.repo).string());
+  auto tree = runner::Worktree::checkout(git, worktree_dir(options.state_dir, options.repo), *sha);
+  if (!tree) return fail(tree.error());
+
+  store::RunWriter writer(db);
+  std::string stamp = timestamp();
+  fs::path logs = options.state_dir / "logs";
+  std::error_code ec;
+  fs::create_directories(logs, ec);
+  std::string toolchain;
+
+  if (!options.skip_build) {
+    fs::path build_log = logs / (short_sha + "-" + stamp + "-build.log");
+    reporter.stage("building " + short_sha + ": " + manifest->build.command + " (log: " + build_log.string() + ")");
+    auto started = std::chrono::system_clock::now();
+    runner::BuildOutcome build = runner::run_build(*manifest, tree->root(), build_log);
+    toolchain = build.toolchain;
+    store::BuildRecord b;
+    b.commit_id = *commit;
+    b.status = build.ok() ? store::BuildStatus::kOk
+               : build.process.outcome == runner::Outcome::kTimedOut ? store::BuildStatus::kTimeout
+                                                                      : store::BuildStatus::kFailed;
+    b.command = build.command;
+    if (build.process.outcome == runner::Outcome::kExited) b.exit_code = build.process.exit_code;
+    b.duration_s = build.process.wall_s;
+    b.log_tail = build.process.tail;
+    b.log_path = build_log.string();
+    b.toolchain = build.toolchain;
+    b.started_at = std::chrono::duration_cast<std::chrono::seconds>(started.time_since_epoch()).count();
+    b.finished_at = b.started_at + static_cast<std::int64_t>(build.process.wall_s);
+    auto build_id = writer.add_build(b);
+    if (!build_id) return fail(build_id.error());
+    out.build = *build_id;
+    if (!build.ok()) {
+      // A failed build is a run that never started its bench: stored, with the log's tail.
+      store::RunRecord run;
+      run.commit_id = *commit;
+      run.build_id = *build_id;
+      run.job_id = options.job;
+      run.kind = options.kind;
+      run.purpose = options.purpose;
+      run.log_path = build_log.string();
+      run.manifest = manifest->source;
+      auto run_id = writer.start_run(run);
+      if (!run_id) return fail(run_id.error());
+      out.run = *run_id;
+      out.status = store::RunStatus::kBuildFailed;
+      out.message = "the build " + build.process.describe() + " (log: " + build_log.string() + ")";
+      out.wall_s = build.process.wall_s;
+      store::RunOutcome o;
+      o.status = out.status;
+      o.exit_code = b.exit_code;
+      o.message = out.message;
+      o.stderr_tail = build.process.tail;
+      o.wall_s = build.process.wall_s;
+      if (auto s = writer.finish_run(*run_id, o); !s) return fail(s.error());
+      return out;
+    }
+    reporter.stage("built " + short_sha + " in " + std::to_string(static_cast<int>(build.process.wall_s + 0.5)) + " s");
+  }
+
+  fs::path bench_log = logs / (short_sha + "-" + stamp + "-run-stderr.log");
+  store::RunRecord run;
+  run.commit_id = *commit;
+  run.build_id = out.build;
+  run.job_id = options.job;
+  run.kind = options.kind;
+  run.purpose = options.purpose;
+  run.log_path = bench_log.string();
+  run.manifest = manifest->source;
+  if (options.seed) run.seed = static_cast<std::int64_t>(options.seed);
+  auto run_id = writer.start_run(run);
+  if (!run_id) return fail(run_id.error());
+  out.run = *run_id;
+
+  json extra = {{"recorded_env", recorded_env(*manifest)}, {"commit", *sha}};
+  if (!toolchain.empty()) extra["toolchain"] = toolchain;
+  StoringSink sink(db, *run_id, *manifest, extra, [&](const runner::SweepProgress& p) { reporter.progress(p); });
+
+  reporter.stage("running " + manifest->bench.command + " (run " + std::to_string(*run_id) + ", stderr: " + bench_log.string() + ")");
+  runner::SweepRequest request;
+  request.manifest = &*manifest;
+  request.checkout = tree->root();
+  request.stderr_log = bench_log;
+  request.seed = options.seed;
+  runner::SweepResult result = runner::run_sweep(request, sink);
+  sink.summarise_unfinished();
+
+  out.status = to_store_status(result.status);
+  out.message = result.message;
+  out.trials = result.trials;
+  out.wall_s = result.wall_s;
+  if (!sink.status()) {
+    out.status = store::RunStatus::kFailed;
+    out.message = "storing the run failed: " + sink.status().error().to_string() + (out.message.empty() ? "" : "; " + out.message);
+  }
+  store::RunOutcome o;
+  o.status = out.status;
+  if (result.process.outcome == runner::Outcome::kExited) o.exit_code = result.process.exit_code;
+  if (result.process.outcome == runner::Outcome::kSignalled) o.signal = result.process.signal;
+  o.message = out.message;
+  o.stderr_tail = result.process.tail;
+  o.wall_s = result.wall_s;
+  if (auto s = writer.finish_run(*run_id, o); !s) return fail(s.error());
+  return out;
+}
+
+}  // namespace perfwatch::daemon

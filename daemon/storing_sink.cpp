@@ -1,0 +1,187 @@
+#include "daemon/storing_sink.h"
+
+#include <unistd.h>
+
+#include "analysis/summary.h"
+#include "store/analysis_store.h"
+
+namespace perfwatch::daemon {
+
+using nlohmann::json;
+
+store::SummaryRecord make_summary(store::RunId run, store::VariantId variant, store::PointId point,
+                                  const std::string& metric, const std::vector<double>& values,
+                                  int dropped_throttled, const std::string& stop_reason) {
+  store::SummaryRecord s;
+  s.run_id = run;
+  s.variant_id = variant;
+  s.point_id = point;
+  s.metric = metric;
+  s.n = static_cast<std::int64_t>(values.size());
+  s.dropped_throttled = dropped_throttled;
+  s.stop_reason = stop_reason;
+  if (!values.empty()) {
+    analysis::Summary sum = analysis::summarize(values);
+    s.median = sum.median;
+    s.ci_low = sum.ci_low;
+    s.ci_high = sum.ci_high;
+    s.mean = sum.mean;
+    s.stddev = sum.stddev;
+    s.minimum = sum.min;
+    s.maximum = sum.max;
+  }
+  return s;
+}
+
+StoringSink::StoringSink(store::Database& db, store::RunId run, const runner::Manifest& manifest,
+                         json extra_provenance, std::function<void(const runner::SweepProgress&)> progress)
+    : db_(db), writer_(db), run_(run), manifest_(manifest), extra_provenance_(std::move(extra_provenance)),
+      progress_(std::move(progress)) {}
+
+void StoringSink::keep(Status s) {
+  if (!s && status_) status_ = s;
+}
+
+void StoringSink::on_header(const json& header) {
+  backend_ = header["backend"].get<std::string>();
+  std::string device = header["device"]["name"].get<std::string>();
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  store::TestbedRecord bed;
+  bed.hostname = host;
+  bed.backend = backend_ == "cuda" ? store::Backend::kCuda : store::Backend::kCpu;
+  bed.device_name = device;
+  // Noise is a property of a machine and its device: one testbed each.
+  bed.name = bed.hostname + "/" + backend_ + "/" + device;
+  auto id = writer_.ensure_testbed(bed);
+  if (!id) {
+    keep(fail(id.error()));
+  } else {
+    testbed_ = *id;
+  }
+  json provenance = header;
+  for (auto& [k, v] : extra_provenance_.items()) provenance[k] = v;
+  std::optional<std::int64_t> seed;
+  if (header.contains("seed")) seed = header["seed"].get<std::int64_t>();
+  keep(writer_.set_provenance(run_, testbed_, provenance, seed));
+}
+
+void StoringSink::on_variant(const json& line) {
+  store::VariantRecord v;
+  v.run_id = run_;
+  v.name = line["variant"].get<std::string>();
+  v.params = line["params"];
+  v.is_baseline = v.name == manifest_.baseline().name;
+  v.status = line["status"] == "ok" ? store::VariantStatus::kOk : store::VariantStatus::kInfeasible;
+  v.reason = line.value("reason", "");
+  json resources = json::object();
+  if (line.contains("kernels")) resources["kernels"] = line["kernels"];
+  if (line.contains("ignored_params")) resources["ignored_params"] = line["ignored_params"];
+  v.resources = resources;
+  auto id = writer_.add_variant(v);
+  if (!id) return keep(fail(id.error()));
+  variants_[v.name] = *id;
+}
+
+store::PointId StoringSink::point_id(const std::string& key) {
+  if (auto it = points_.find(key); it != points_.end()) return it->second;
+  store::PointRecord p;
+  p.key = key;
+  for (const auto& spec : manifest_.points) {
+    if (spec.id != key) continue;
+    p.batch = spec.batch;
+    p.heads = spec.heads;
+    p.topk = spec.topk;
+    p.dtype = spec.dtype;
+  }
+  auto id = writer_.ensure_point(p);
+  if (!id) {
+    keep(fail(id.error()));
+    return 0;
+  }
+  points_[key] = *id;
+  return *id;
+}
+
+void StoringSink::on_check(const json& line) {
+  store::CheckRecord c;
+  c.run_id = run_;
+  c.variant_id = variants_[line["variant"].get<std::string>()];
+  c.point_id = point_id(line["point"].get<std::string>());
+  auto status = store::parse_check_status(line["status"].get<std::string>());
+  c.status = status.value_or(store::CheckStatus::kUnknown);
+  c.reason = line.value("reason", "");
+  if (line.contains("rel_l2_o") && line["rel_l2_o"].is_number()) c.rel_l2_o = line["rel_l2_o"].get<double>();
+  if (line.contains("max_abs_lse") && line["max_abs_lse"].is_number()) c.max_abs_lse = line["max_abs_lse"].get<double>();
+  json detail = line;
+  for (const char* k : {"kind", "variant", "point", "status", "reason", "rel_l2_o", "max_abs_lse"}) detail.erase(k);
+  c.detail = detail;
+  keep(writer_.record_check(c));
+}
+
+void StoringSink::on_trial(const json& line) {
+  std::string variant = line["variant"].get<std::string>();
+  std::string point = line["point"].get<std::string>();
+  store::TrialRecord t;
+  t.run_id = run_;
+  t.variant_id = variants_[variant];
+  t.point_id = point_id(point);
+  t.trial_no = line["trial"].get<int>();
+  t.time_us = line["time_us"].get<double>();
+  t.steps = line["steps"].get<std::int64_t>();
+  t.tokens_per_s = line["tokens_per_s"].get<double>();
+  t.bytes_per_s = line["bytes_per_s"].get<double>();
+  t.flops_per_s = line["flops_per_s"].get<double>();
+  if (line.contains("sm_clock_mhz") && line["sm_clock_mhz"].is_number()) t.sm_clock_mhz = line["sm_clock_mhz"].get<double>();
+  t.throttled = line["throttled"].get<bool>();
+  keep(writer_.insert_trial(t));
+  Cell& cell = cells_[{variant, point}];
+  if (t.throttled) ++cell.dropped_throttled;
+  else cell.values.push_back(line[manifest_.metric.name].get<double>());
+}
+
+void StoringSink::on_skipped(const json& line) {
+  // The check line (if any) already said why; a skip without one (an unknown
+  // pair) is recorded as a check so the table shows it.
+  std::string variant = line["variant"].get<std::string>();
+  if (!variants_.count(variant)) return;
+  store::CheckRecord c;
+  c.run_id = run_;
+  c.variant_id = variants_[variant];
+  c.point_id = point_id(line["point"].get<std::string>());
+  c.status = store::parse_check_status(line.value("status", "unknown")).value_or(store::CheckStatus::kUnknown);
+  c.reason = line["reason"].get<std::string>();
+  auto existing = store::RunReader(db_).checks(run_);
+  if (existing) {
+    for (const auto& e : *existing) {
+      if (e.variant_id == c.variant_id && e.point_id == c.point_id) return;
+    }
+  }
+  keep(writer_.record_check(c));
+}
+
+void StoringSink::summarise(const std::string& variant, const std::string& point, Cell& cell, const std::string& reason) {
+  cell.summarised = true;
+  auto summary = make_summary(run_, variants_[variant], point_id(point), manifest_.metric.name, cell.values,
+                              cell.dropped_throttled, reason);
+  keep(store::AnalysisWriter(db_).put_summary(summary));
+}
+
+void StoringSink::on_point_done(const std::string& variant, const runner::PointSpec& point,
+                                const std::vector<double>&, int, analysis::StopReason reason) {
+  summarise(variant, point.id, cells_[{variant, point.id}], analysis::to_string(reason));
+}
+
+void StoringSink::summarise_unfinished() {
+  for (auto& [key, cell] : cells_) {
+    if (!cell.summarised && (!cell.values.empty() || cell.dropped_throttled > 0)) {
+      summarise(key.first, key.second, cell, "run_ended");
+    }
+  }
+}
+
+void StoringSink::on_progress(const runner::SweepProgress& progress) {
+  if (progress_) progress_(progress);
+}
+
+}  // namespace perfwatch::daemon

@@ -1,0 +1,72 @@
+// A RunSink that stores what the bench reports as it arrives: the header as
+// the run's provenance, variants, checks, every trial (committed one by one,
+// so a crash later loses none), and each finished cell's summary.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "runner/manifest.h"
+#include "runner/sweep.h"
+#include "store/database.h"
+#include "store/run_store.h"
+
+namespace perfwatch::daemon {
+
+class StoringSink : public runner::RunSink {
+ public:
+  // `extra_provenance` is merged into the header (toolchain, recorded env...).
+  StoringSink(store::Database& db, store::RunId run, const runner::Manifest& manifest,
+              nlohmann::json extra_provenance, std::function<void(const runner::SweepProgress&)> progress);
+
+  void on_header(const nlohmann::json& header) override;
+  void on_variant(const nlohmann::json& line) override;
+  void on_check(const nlohmann::json& line) override;
+  void on_trial(const nlohmann::json& line) override;
+  void on_skipped(const nlohmann::json& line) override;
+  void on_point_done(const std::string& variant, const runner::PointSpec& point, const std::vector<double>& values,
+                     int dropped_throttled, analysis::StopReason reason) override;
+  void on_progress(const runner::SweepProgress& progress) override;
+
+  // Summarises the cells that have trials but never finished (the run ended
+  // in the middle of them), with stop reason "run_ended". Call once, after the sweep.
+  void summarise_unfinished();
+
+  // The first store error, if any: the sweep goes on (the bench cannot be
+  // paused), but the run must not be reported as fully stored.
+  const Status& status() const { return status_; }
+  std::optional<store::TestbedId> testbed() const { return testbed_; }
+  std::string backend() const { return backend_; }
+
+ private:
+  struct Cell {
+    std::vector<double> values;  // unthrottled metric values
+    int dropped_throttled = 0;
+    bool summarised = false;
+  };
+  void keep(Status s);
+  store::PointId point_id(const std::string& key);
+  void summarise(const std::string& variant, const std::string& point, Cell& cell, const std::string& reason);
+
+  store::Database& db_;
+  store::RunWriter writer_;
+  store::RunId run_;
+  const runner::Manifest& manifest_;
+  nlohmann::json extra_provenance_;
+  std::function<void(const runner::SweepProgress&)> progress_;
+  std::map<std::string, store::VariantId> variants_;
+  std::map<std::string, store::PointId> points_;
+  std::map<std::pair<std::string, std::string>, Cell> cells_;
+  std::optional<store::TestbedId> testbed_;
+  std::string backend_;
+  Status status_;
+};
+
+// The statistics summary of a cell, in store form.
+store::SummaryRecord make_summary(store::RunId run, store::VariantId variant, store::PointId point,
+                                  const std::string& metric, const std::vector<double>& values,
+                                  int dropped_throttled, const std::string& stop_reason);
+
+}  // namespace perfwatch::daemon
