@@ -1,0 +1,93 @@
+// The kernels every variant shares: the combine of split partials, the SM
+// clock probe and the device-side fill of the KV cache.
+#include <cstdint>
+
+#include "kernel_table.h"
+#include "launch_plan.h"
+#include "mla/inputs.h"
+
+namespace mla::cuda {
+namespace {
+
+constexpr float kNegInf = -__builtin_huge_valf();
+
+// One CTA per (b, h); each thread owns four output columns. The partial lse
+// are log2-domain; the weights exp2(lse_s - max) sum the splits' softmax
+// denominators back together.
+__global__ void __launch_bounds__(kCombineThreads) combine_kernel_impl(const CombineArgs a) {
+  const long long bh = blockIdx.x;
+  const float* lse = a.lse_part + bh * a.nsplit;
+  float mx = kNegInf;
+  for (int s = 0; s < a.nsplit; ++s) mx = fmaxf(mx, lse[s]);
+  const int col = static_cast<int>(threadIdx.x) * 4;
+  std::uint16_t* out = a.o + bh * kDimV + col;
+  if (mx == kNegInf) {  // every index of this batch element masked
+    *reinterpret_cast<uint2*>(out) = make_uint2(0u, 0u);
+    if (threadIdx.x == 0) a.lse[bh] = kNegInf;
+    return;
+  }
+  float sum = 0.f;
+  float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+  const float* part = a.o_part + bh * a.nsplit * kDimV + col;
+  for (int s = 0; s < a.nsplit; ++s) {
+    const float w = exp2f(lse[s] - mx);
+    const float4 v = *reinterpret_cast<const float4*>(part + static_cast<long long>(s) * kDimV);
+    sum += w;
+    acc.x += w * v.x; acc.y += w * v.y; acc.z += w * v.z; acc.w += w * v.w;
+  }
+  const float inv = 1.f / sum;
+  const std::uint32_t lo = static_cast<std::uint32_t>(float_to_bf16_bits(acc.x * inv)) |
+                           (static_cast<std::uint32_t>(float_to_bf16_bits(acc.y * inv)) << 16);
+  const std::uint32_t hi = static_cast<std::uint32_t>(float_to_bf16_bits(acc.z * inv)) |
+                           (static_cast<std::uint32_t>(float_to_bf16_bits(acc.w * inv)) << 16);
+  *reinterpret_cast<uint2*>(out) = make_uint2(lo, hi);
+  if (threadIdx.x == 0) a.lse[bh] = (mx + log2f(sum)) * 0.69314718055994531f;
+}
+
+__global__ void __launch_bounds__(1) timestamps_kernel(unsigned long long* out) {
+  unsigned smid;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+  if (smid == 0) {
+    unsigned long long ns;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+    const long long clk = clock64();
+    out[0] = ns;
+    out[1] = static_cast<unsigned long long>(clk);
+  }
+}
+
+// One thread a 16-byte piece (8 elements) of a row.
+__global__ void __launch_bounds__(256) fill_kv_kernel(std::uint16_t* kv, long long rows, std::uint64_t seed) {
+  constexpr int kPieces = kDimQK / 8;
+  const long long pieces = rows * kPieces;
+  for (long long p = blockIdx.x * 256ll + threadIdx.x; p < pieces; p += static_cast<long long>(gridDim.x) * 256) {
+    const long long row = p / kPieces;
+    const int col0 = static_cast<int>(p % kPieces) * 8;
+    std::uint32_t w[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      w[j] = static_cast<std::uint32_t>(kv_element(seed, row, col0 + 2 * j)) |
+             (static_cast<std::uint32_t>(kv_element(seed, row, col0 + 2 * j + 1)) << 16);
+    *reinterpret_cast<uint4*>(kv + row * kDimQK + col0) = make_uint4(w[0], w[1], w[2], w[3]);
+  }
+}
+
+}  // namespace
+
+const void* combine_kernel() { return reinterpret_cast<const void*>(&combine_kernel_impl); }
+
+void launch_combine(const CombineArgs& args, unsigned grid, cudaStream_t stream) {
+  combine_kernel_impl<<<grid, kCombineThreads, 0, stream>>>(args);
+}
+
+void launch_timestamps(unsigned long long* out, int multiprocessors, cudaStream_t stream) {
+  timestamps_kernel<<<static_cast<unsigned>(multiprocessors), 1, 0, stream>>>(out);
+}
+
+void launch_fill_kv(std::uint16_t* kv, long long rows, std::uint64_t seed, cudaStream_t stream) {
+  const long long pieces = rows * (kDimQK / 8);
+  const long long blocks = (pieces + 255) / 256;
+  fill_kv_kernel<<<static_cast<unsigned>(blocks < 65536 ? blocks : 65536), 256, 0, stream>>>(kv, rows, seed);
+}
+
+}  // namespace mla::cuda

@@ -1,0 +1,329 @@
+#!/usr/bin/env python3
+"""Correctness and timing sweeps of the CUDA sparse MLA decode kernels, driven
+through mla_bench's protocol, plus PyTorch eager and a copy-bandwidth probe
+measured in the same run. Prints the BENCHMARKS.md tables last.
+
+usage: h200_bench.py --bench BUILD/mla_bench --out DIR [--phases check,time,torch]
+                     [--quick]
+
+Phases:
+  check  every variant (18 compiled x target_ctas 0, 1 and 2^20: the device
+         default, nsplit = 1 and nsplit = tiles) at odd shapes and the users'
+         points, each against the float64 reference (mla_bench's check line);
+  time   the users' points (H 16, topk 2048, B 1..96; H 128, B 128) for every
+         variant x target_ctas 0, 132, 528, several trials each;
+  torch  PyTorch eager (gather + einsum + softmax, bf16) at the same points,
+         CUDA events, rotating input sets; and a device-to-device copy.
+Raw protocol lines go to DIR/check.jsonl and DIR/time.jsonl; the summary to
+DIR/summary.json and DIR/table.md.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+COPY_BW_NOMINAL = 4.28e12  # bytes/s, the measured H200 copy bandwidth the targets refer to
+FLASHMLA_TFLOPS = 410.0
+
+BLOCK_TS = (16, 32, 64)
+WARPS = (4, 8)
+STAGES = (1, 2, 3)
+
+USER_POINTS = [("b%d_h16_k2048" % b, b, 16, 2048) for b in (1, 8, 48, 64, 80, 96)] + [("b128_h128_k2048", 128, 128, 2048)]
+ODD_POINTS = [
+    ("b3_h8_k1000", 3, 8, 1000),      # heads padded to the MMA's 16 rows; partial last tile
+    ("b3_h128_k2047", 3, 128, 2047),  # 4 head groups; topk one short of 2048
+    ("b96_h16_k64", 96, 16, 64),      # a single tile of 64
+    ("b1_h16_k1000", 1, 16, 1000),
+    ("b5_h40_k777", 5, 40, 777),      # a head group of 32 and one of 8
+    ("b4_h24_k100", 4, 24, 100),      # 24 heads in a 32-row tile
+    ("b4_h1_k300", 4, 1, 300),        # one head
+]
+
+
+def variant_name(bt, w, s, tc):
+    return "bt%d_w%d_s%d_tc%d" % (bt, w, s, tc)
+
+
+def variants(target_ctas_list):
+    out = []
+    for tc in target_ctas_list:
+        for bt in BLOCK_TS:
+            for w in WARPS:
+                for s in STAGES:
+                    out.append({"name": variant_name(bt, w, s, tc),
+                                "params": {"block_t": bt, "num_warps": w, "num_stages": s, "target_ctas": tc}})
+    return out
+
+
+def points(spec):
+    return [{"id": pid, "batch": b, "heads": h, "topk": k, "dtype": "bf16"} for pid, b, h, k in spec]
+
+
+def run_bench(bench, plan, requests, raw_path, log_path):
+    """Feeds the plan and requests, returns the parsed stdout lines."""
+    text = json.dumps(plan) + "\n" + "".join(json.dumps(r) + "\n" for r in requests)
+    t0 = time.time()
+    with open(log_path, "a") as log:
+        proc = subprocess.run([bench], input=text, stdout=subprocess.PIPE, stderr=log, text=True)
+    lines = []
+    with open(raw_path, "w") as raw:
+        for line in proc.stdout.splitlines():
+            raw.write(line + "\n")
+            try:
+                lines.append(json.loads(line))
+            except json.JSONDecodeError:
+                print("PROTOCOL ERROR: not JSON: %r" % line[:200])
+    print("mla_bench exited %d after %.1f s, %d lines -> %s" % (proc.returncode, time.time() - t0, len(lines), raw_path),
+          flush=True)
+    for l in lines:
+        if l.get("kind") == "error":
+            print("BENCH ERROR:", l)
+    return lines
+
+
+def phase_check(args):
+    plan = {"kind": "plan", "schema_version": 1, "backend": "cuda",
+            "variants": variants((0, 1, 1 << 20)), "points": points(ODD_POINTS + USER_POINTS),
+            "check": {"masked_fraction": 0.1},
+            "timing": {"min_trial_ms": 0.5, "warmup_ms": 0}}
+    if args.seed:
+        plan["seed"] = args.seed
+    reqs = [{"kind": "measure", "variant": v["name"], "point": p["id"], "trials": 1}
+            for p in plan["points"] for v in plan["variants"]]
+    lines = run_bench(args.bench, plan, reqs, os.path.join(args.out, "check.jsonl"), os.path.join(args.out, "bench.log"))
+    header = next((l for l in lines if l.get("kind") == "header"), {})
+    checks = [l for l in lines if l.get("kind") == "check"]
+    by_status = {}
+    for c in checks:
+        by_status.setdefault(c["status"], []).append(c)
+    worst = max((c.get("rel_l2_o") or 0.0 for c in checks if c["status"] == "ok"), default=0.0)
+    worst_lse = max((c.get("max_abs_lse") or 0.0 for c in checks if c["status"] == "ok"), default=0.0)
+    summary = {"checks": len(checks), "expected": len(reqs),
+               "ok": len(by_status.get("ok", [])), "incorrect": len(by_status.get("incorrect", [])),
+               "infeasible": len(by_status.get("infeasible", [])),
+               "worst_rel_l2_o": worst, "worst_max_abs_lse": worst_lse, "seed": header.get("seed")}
+    print("CHECK: %(checks)d of %(expected)d pairs checked: %(ok)d ok, %(incorrect)d incorrect, "
+          "%(infeasible)d infeasible; worst rel_l2_o %(worst_rel_l2_o).3g, worst |dlse| %(worst_max_abs_lse).3g "
+          "(seed %(seed)s)" % summary)
+    for c in by_status.get("incorrect", [])[:30]:
+        print("  INCORRECT %s at %s: %s" % (c["variant"], c["point"], c.get("reason")))
+    infeasible_reasons = sorted({(c["variant"].rsplit("_tc", 1)[0], c.get("reason", "")[:160])
+                                 for c in by_status.get("infeasible", [])})
+    for v, r in infeasible_reasons[:12]:
+        print("  infeasible %s: %s" % (v, r))
+    variant_lines = [l for l in lines if l.get("kind") == "variant" and l["variant"].endswith("_tc0")]
+    return summary, header, variant_lines
+
+
+def phase_time(args):
+    tcs = (0, 132, 528) if not args.quick else (0,)
+    plan = {"kind": "plan", "schema_version": 1, "backend": "cuda",
+            "variants": variants(tcs), "points": points(USER_POINTS),
+            "timing": {"min_trial_ms": args.min_trial_ms, "warmup_ms": args.warmup_ms}}
+    if args.seed:
+        plan["seed"] = args.seed
+    # Point-major (one workload resident at a time), variants interleaved.
+    reqs = [{"kind": "measure", "variant": v["name"], "point": p["id"], "trials": args.trials}
+            for p in plan["points"] for v in plan["variants"]]
+    lines = run_bench(args.bench, plan, reqs, os.path.join(args.out, "time.jsonl"), os.path.join(args.out, "bench.log"))
+    trials = {}
+    for l in lines:
+        if l.get("kind") == "trial":
+            trials.setdefault((l["variant"], l["point"]), []).append(l)
+    rows = []
+    for (v, p), ts in trials.items():
+        kept = [t for t in ts if not t["throttled"]] or ts
+        times = sorted(t["time_us"] for t in kept)
+        med = statistics.median(times)
+        bytes_per_step = kept[0]["bytes_per_s"] * kept[0]["time_us"] * 1e-6
+        flops_per_step = kept[0]["flops_per_s"] * kept[0]["time_us"] * 1e-6
+        clocks = [t["sm_clock_mhz"] for t in kept if t.get("sm_clock_mhz")]
+        rows.append({"variant": v, "point": p, "median_us": med, "min_us": times[0], "max_us": times[-1],
+                     "trials": len(ts), "throttled": len(ts) - len([t for t in ts if not t["throttled"]]),
+                     "steps": kept[0]["steps"], "bytes_per_step": bytes_per_step, "flops_per_step": flops_per_step,
+                     "gb_per_s": bytes_per_step / med * 1e-3, "tflops": flops_per_step / med * 1e-6,
+                     "roofline_pct": 100.0 * (bytes_per_step / COPY_BW_NOMINAL * 1e6) / med,
+                     "sm_clock_mhz": statistics.median(clocks) if clocks else None})
+    skipped = [l for l in lines if l.get("kind") == "skipped"]
+    print("TIME: %d timed pairs, %d skipped" % (len(rows), len(skipped)))
+    return rows
+
+
+def phase_torch(args):
+    import torch
+    dev = torch.device("cuda")
+    props = torch.cuda.get_device_properties(dev)
+    l2 = getattr(props, "L2_cache_size", 60 << 20)
+    res = {"torch": torch.__version__, "device": props.name}
+
+    # Copy bandwidth: bytes read + written over the time of a large device-to-device copy.
+    n = 1 << 30
+    a = torch.empty(n, dtype=torch.uint8, device=dev)
+    b = torch.empty_like(a)
+    for _ in range(3):
+        b.copy_(a)
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    bws = []
+    for _ in range(10):
+        s.record(); b.copy_(a); e.record(); torch.cuda.synchronize()
+        bws.append(2 * n / (s.elapsed_time(e) * 1e-3))
+    res["copy_bytes_per_s_median"] = statistics.median(bws)
+    del a, b
+
+    scale = 0.07216878364870322
+    rows = []
+    for pid, B, H, K in USER_POINTS:
+        ctx = max(4 * K, 4096)
+        step_bytes = B * K * 1152 + B * H * 1152 + B * H * 1024 + B * H * 4 + B * K * 4
+        sets = max(2, -(-2 * l2 // step_bytes))
+        g = torch.Generator(device=dev)
+        g.manual_seed(1234)
+        kv = torch.randn(sets * B * ctx, 576, device=dev, dtype=torch.bfloat16, generator=g)
+        qs = [torch.randn(B, H, 576, device=dev, dtype=torch.bfloat16, generator=g) for _ in range(sets)]
+        idx = []
+        for st in range(sets):
+            base = (torch.arange(B, device=dev) + st * B) * ctx
+            perm = torch.argsort(torch.rand(B, ctx, device=dev, generator=g), dim=1)[:, :K]
+            idx.append((perm + base[:, None]).to(torch.int32))
+
+        def step(st):
+            ind = idx[st]
+            kvg = kv[ind.long()]                                          # [B, K, 576] gather
+            sc = torch.einsum("bhd,bkd->bhk", qs[st], kvg).float() * scale
+            sc = sc.masked_fill((ind < 0)[:, None, :], float("-inf"))
+            lse = torch.logsumexp(sc, dim=-1)
+            p = torch.softmax(sc, dim=-1).to(torch.bfloat16)
+            o = torch.einsum("bhk,bkd->bhd", p, kvg[..., :512])
+            return o, lse
+
+        for st in range(sets):
+            step(st)
+        torch.cuda.synchronize()
+        steps = max(sets, 20)
+        times = []
+        for _ in range(args.trials):
+            s.record()
+            for i in range(steps):
+                step(i % sets)
+            e.record()
+            torch.cuda.synchronize()
+            times.append(s.elapsed_time(e) * 1e3 / steps)
+        rows.append({"point": pid, "median_us": statistics.median(times), "min_us": min(times), "max_us": max(times),
+                     "steps": steps, "trials": args.trials, "sets": sets})
+        print("torch eager %s: %.1f us/step (sets %d)" % (pid, rows[-1]["median_us"], sets), flush=True)
+        del kv, qs, idx
+        torch.cuda.empty_cache()
+    res["points"] = rows
+    return res
+
+
+def table(check, header, variant_lines, rows, torch_res):
+    out = []
+    dev = header.get("device", {})
+    if dev:
+        out.append("Device: %s, %s SMs, cc %s, L2 %.0f MB, smem opt-in %s B, SM clock (default) %s MHz, "
+                   "memory clock %s MHz, driver %s, runtime %s" % (
+                       dev.get("name"), dev.get("multiprocessors"), dev.get("compute_capability"),
+                       (dev.get("l2_bytes") or 0) / 1e6, dev.get("smem_per_block_optin_bytes"), dev.get("sm_clock_mhz"),
+                       dev.get("mem_clock_mhz"), dev.get("driver_version"), dev.get("runtime_version")))
+    if torch_res:
+        out.append("Copy bandwidth measured in this run: %.2f TB/s (read + write); roofline below uses %.2f TB/s."
+                   % (torch_res["copy_bytes_per_s_median"] / 1e12, COPY_BW_NOMINAL / 1e12))
+    if check:
+        out.append("Correctness: %(ok)d ok, %(incorrect)d incorrect, %(infeasible)d infeasible of %(checks)d checks; "
+                   "worst rel L2 %(worst_rel_l2_o).2e, worst |dlse| %(worst_max_abs_lse).2e" % check)
+    if variant_lines:
+        out.append("")
+        out.append("| kernel | regs | dyn smem B | spill B | blocks/SM |")
+        out.append("|---|---|---|---|---|")
+        for vl in variant_lines:
+            for k in vl.get("kernels", []):
+                if k["kernel"] == "combine" and vl is not variant_lines[0]:
+                    continue
+                out.append("| %s | %d | %d | %d | %s |" % (k["kernel"], k["registers_per_thread"], k["dynamic_smem_bytes"],
+                                                      k["local_bytes_per_thread"],
+                                                      k["max_blocks_per_sm"] if k["max_blocks_per_sm"] else "infeasible"))
+    if not rows:
+        return "\n".join(out)
+    pts = [p for p, _, _, _ in USER_POINTS]
+    by = {(r["variant"], r["point"]): r for r in rows}
+    names = sorted({r["variant"] for r in rows})
+    out.append("")
+    out.append("Time per step, us (median of trials; * = best at that point)")
+    out.append("")
+    out.append("| variant | " + " | ".join(pts) + " |")
+    out.append("|---|" + "---|" * len(pts))
+    best = {}
+    for p in pts:
+        cands = [r for r in rows if r["point"] == p]
+        if cands:
+            best[p] = min(cands, key=lambda r: r["median_us"])
+    for v in names:
+        cells = []
+        for p in pts:
+            r = by.get((v, p))
+            if r is None:
+                cells.append("-")
+            else:
+                cells.append(("%.1f" % r["median_us"]) + ("*" if best.get(p) is r else ""))
+        out.append("| %s | %s |" % (v, " | ".join(cells)))
+    tmap = {r["point"]: r for r in (torch_res or {}).get("points", [])}
+    out.append("")
+    out.append("Best variant per point against the roofline (bytes at %.2f TB/s) and PyTorch eager" % (COPY_BW_NOMINAL / 1e12))
+    out.append("")
+    out.append("| point | best variant | us (min..max) | GB/s | % roofline | floor us | TFLOP/s | SM MHz | torch eager us | speedup |")
+    out.append("|---|---|---|---|---|---|---|---|---|---|")
+    for p in pts:
+        r = best.get(p)
+        if r is None:
+            continue
+        t = tmap.get(p)
+        floor = r["bytes_per_step"] / COPY_BW_NOMINAL * 1e6
+        out.append("| %s | %s | %.1f (%.1f..%.1f) | %.0f | %.0f%% | %.1f | %.1f | %s | %s | %s |" % (
+            p, r["variant"], r["median_us"], r["min_us"], r["max_us"], r["gb_per_s"], r["roofline_pct"], floor,
+            r["tflops"], "%.0f" % r["sm_clock_mhz"] if r["sm_clock_mhz"] else "-",
+            "%.1f" % t["median_us"] if t else "-", "%.1fx" % (t["median_us"] / r["median_us"]) if t else "-"))
+    return "\n".join(out)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bench", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--phases", default="check,time,torch")
+    ap.add_argument("--trials", type=int, default=5)
+    ap.add_argument("--min-trial-ms", type=float, default=10.0)
+    ap.add_argument("--warmup-ms", type=float, default=20.0)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--quick", action="store_true", help="timing: target_ctas 0 only")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    phases = args.phases.split(",")
+    check = header = variant_lines = None
+    rows, torch_res = [], None
+    if "check" in phases:
+        check, header, variant_lines = phase_check(args)
+    if "time" in phases:
+        rows = phase_time(args)
+    if "torch" in phases:
+        try:
+            torch_res = phase_torch(args)
+        except Exception as e:  # the kernels' numbers stand without the comparison
+            print("torch phase failed: %r" % (e,))
+    summary = {"check": check, "header": header, "time": rows, "torch": torch_res}
+    with open(os.path.join(args.out, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    text = table(check, header or {}, variant_lines or [], rows, torch_res)
+    with open(os.path.join(args.out, "table.md"), "w") as f:
+        f.write(text + "\n")
+    print()
+    print(text)
+    return 0 if not check or check["incorrect"] == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
