@@ -1,0 +1,49 @@
+// The HTTP server of perfwatch: the JSON API under /api/v1/, /healthz,
+// /metrics (Prometheus text), and the dashboard's static assets, which are
+// compiled into the binary (nothing is ever read from the file system).
+//
+// Reads go through store::ReadPool (read-only connections, one per request,
+// never blocking the daemon's writer). The only write -- acknowledging a flag
+// -- opens its own read-write connection, and only when the server was
+// started with read_only = false and a token; the request must then carry
+// "Authorization: Bearer <token>".
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "common/result.h"
+
+namespace perfwatch::web {
+
+struct ServerOptions {
+  std::filesystem::path db;          // SQLite file (opened read-only through store::ReadPool; writes through their own store connection)
+  std::string bind = "127.0.0.1";   // loopback unless told otherwise
+  int port = 8080;                   // 0 = any free port (tests)
+  std::string token;                 // bearer token for writes; empty = writes refused (403)
+  bool read_only = false;            // `perfwatch serve`: true -- nothing writes
+};
+
+class Server {
+ public:
+  // Opens the database (it must exist and have this binary's schema), binds
+  // bind:port and serves on a background thread. Fails with kInvalidArgument
+  // for bad options, kNotFound for a missing database, kIo when the address
+  // cannot be bound.
+  static Result<std::unique_ptr<Server>> start(const ServerOptions& options);  // listens, serves on a background thread
+  int port() const;                  // the bound port
+  void stop();                       // idempotent; also in the destructor
+  ~Server();
+
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  struct Impl;
+
+ private:
+  explicit Server(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace perfwatch::web
