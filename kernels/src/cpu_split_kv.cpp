@@ -7,74 +7,45 @@
 #include <limits>
 
 #include "mla/inputs.h"
+#include "cpu_tile.h"
+#include "simd.h"
 
-// The bench binary travels between machines, so it is built for the baseline
-// ISA; the hot loops are cloned for AVX2+FMA and AVX-512 and picked at load
-// time by the CPU they run on (GCC's function multiversioning).
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && !defined(MLA_NO_CLONES)
-#define MLA_HOT __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#define MLA_HAVE_CLONES 1
-#else
-#define MLA_HOT
-#define MLA_HAVE_CLONES 0
-#endif
 
 namespace mla::cpu {
 namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-constexpr int kLanes = 16;  // independent partial sums: one AVX-512 vector, two AVX2, four SSE
+// The tile kernel for the instruction set this CPU has, chosen once: vector
+// width and register blocks sized to its registers (32 x 512-bit with
+// AVX-512, 16 x 256-bit with AVX2, 16 x 128-bit with SSE2).
+#if MLA_HAVE_CLONES
+__attribute__((target("arch=x86-64-v4"))) void tile_v4(const TileArgs& t) { tile_update_impl<16, 4, 4, 4, 4>(t); }
+__attribute__((target("arch=x86-64-v3"))) void tile_v3(const TileArgs& t) { tile_update_impl<8, 2, 4, 2, 4>(t); }
+void tile_base(const TileArgs& t) { tile_update_impl<4, 2, 2, 2, 2>(t); }
 
-inline float dot576(const float* __restrict a, const float* __restrict b) {
-  float s[kLanes] = {};
-  for (int d = 0; d < kDimQK; d += kLanes)
-    for (int i = 0; i < kLanes; ++i) s[i] += a[d + i] * b[d + i];
-  for (int w = kLanes / 2; w > 0; w /= 2)
-    for (int i = 0; i < w; ++i) s[i] += s[i + w];
-  return s[0];
+struct TileKernel {
+  void (*run)(const TileArgs&);
+  const char* isa;
+};
+
+TileKernel pick_tile_kernel() {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("x86-64-v4")) return {tile_v4, "x86-64-v4 (AVX-512), 16-float vectors"};
+  if (__builtin_cpu_supports("x86-64-v3")) return {tile_v3, "x86-64-v3 (AVX2, FMA), 8-float vectors"};
+  return {tile_base, "x86-64 baseline (SSE2), 4-float vectors"};
 }
+#else
+void tile_any(const TileArgs& t) { tile_update_impl<8, 2, 4, 2, 4>(t); }
+struct TileKernel {
+  void (*run)(const TileArgs&);
+  const char* isa;
+};
+TileKernel pick_tile_kernel() { return {tile_any, "compiler default, 8-float vectors"}; }
+#endif
 
-// One tile: gather its valid rows, then the online-softmax update of every
-// head of the group. Returns nothing; m, l, acc carry the state.
-MLA_HOT void tile_update(const std::uint16_t* __restrict kv, const std::int32_t* __restrict idx, int count,
-                         const float* __restrict q, int nh, float scale, float* __restrict k,
-                         float* __restrict s, float* __restrict m, float* __restrict l,
-                         float* __restrict acc) {
-  int n = 0;
-  for (int j = 0; j < count; ++j) {
-    if (idx[j] < 0) continue;
-    const std::uint16_t* __restrict src = kv + static_cast<std::int64_t>(idx[j]) * kDimQK;
-    float* __restrict dst = k + static_cast<std::int64_t>(n) * kDimQK;
-    for (int d = 0; d < kDimQK; ++d) dst[d] = std::bit_cast<float>(static_cast<std::uint32_t>(src[d]) << 16);
-    ++n;
-  }
-  if (n == 0) return;
-
-  for (int h = 0; h < nh; ++h) {
-    const float* __restrict qh = q + static_cast<std::int64_t>(h) * kDimQK;
-    float mx = m[h];
-    for (int j = 0; j < n; ++j) {
-      s[j] = scale * dot576(qh, k + static_cast<std::int64_t>(j) * kDimQK);
-      mx = std::max(mx, s[j]);
-    }
-    // m[h] = -inf before the first valid token: alpha = exp(-inf) = 0.
-    const float alpha = std::exp(m[h] - mx);
-    float sum = 0;
-    for (int j = 0; j < n; ++j) {
-      s[j] = std::exp(s[j] - mx);
-      sum += s[j];
-    }
-    l[h] = l[h] * alpha + sum;
-    m[h] = mx;
-    float* __restrict a = acc + static_cast<std::int64_t>(h) * kDimV;
-    if (alpha != 1.0f)
-      for (int d = 0; d < kDimV; ++d) a[d] *= alpha;
-    for (int j = 0; j < n; ++j) {
-      const float p = s[j];
-      const float* __restrict v = k + static_cast<std::int64_t>(j) * kDimQK;  // the latent part is the value
-      for (int d = 0; d < kDimV; ++d) a[d] += p * v[d];
-    }
-  }
+const TileKernel& tile_kernel() {
+  static const TileKernel kernel = pick_tile_kernel();
+  return kernel;
 }
 
 MLA_HOT void combine_row(const float* __restrict part_o, const float* __restrict part_m,
@@ -101,19 +72,26 @@ MLA_HOT void combine_row(const float* __restrict part_o, const float* __restrict
   *lse = mx + std::log(total);
 }
 
+// kv_element for a whole row; the 64-bit hash vectorises with AVX-512.
+MLA_HOT void generate_kv_row(std::uint64_t seed, std::int64_t row, std::uint16_t* __restrict dst) {
+  for (int d = 0; d < kDimQK; ++d) dst[d] = kv_element(seed, row, d);
+}
+
 }  // namespace
 
 void Scratch::reserve(int block_t, int block_h) {
   k.resize(static_cast<std::size_t>(block_t) * kDimQK);
   q.resize(static_cast<std::size_t>(block_h) * kDimQK);
-  s.resize(static_cast<std::size_t>(block_t));
+  s.resize(static_cast<std::size_t>(block_h) * block_t);
+  alpha.resize(static_cast<std::size_t>(block_h));
   acc.resize(static_cast<std::size_t>(block_h) * kDimV);
   m.resize(static_cast<std::size_t>(block_h));
   l.resize(static_cast<std::size_t>(block_h));
 }
 
 long long Scratch::bytes(int block_t, int block_h) {
-  return 4LL * (static_cast<long long>(block_t) * kDimQK + block_h * kDimQK + block_t + block_h * kDimV + 2 * block_h);
+  return 4LL * (static_cast<long long>(block_t) * kDimQK + block_h * kDimQK + static_cast<long long>(block_h) * block_t +
+                block_h * kDimV + 3 * block_h);
 }
 
 void split_task(const StepArgs& a, std::int64_t task, Scratch& scratch) {
@@ -140,11 +118,14 @@ void split_task(const StepArgs& a, std::int64_t task, Scratch& scratch) {
   TileRange range = split_tiles(plan, split);
   if (a.drop_last_tile && range.last > range.first) --range.last;
   const std::int32_t* idx = a.indices + static_cast<std::int64_t>(b) * p.topk;
+  TileArgs tile{a.kv, nullptr, 0, scratch.q.data(), nh, a.scale, scratch.k.data(), scratch.s.data(), a.block_t,
+                scratch.alpha.data(), scratch.m.data(), scratch.l.data(), scratch.acc.data()};
+  void (*run)(const TileArgs&) = tile_kernel().run;
   for (int t = range.first; t < range.last; ++t) {
     const int first = t * a.block_t;
-    const int count = std::min(a.block_t, p.topk - first);
-    tile_update(a.kv, idx + first, count, scratch.q.data(), nh, a.scale, scratch.k.data(), scratch.s.data(),
-                scratch.m.data(), scratch.l.data(), scratch.acc.data());
+    tile.idx = idx + first;
+    tile.count = std::min(a.block_t, p.topk - first);
+    run(tile);
   }
 
   for (int h = 0; h < nh; ++h) {
@@ -170,15 +151,11 @@ void combine_task(const StepArgs& a, std::int64_t task) {
                 a.o + r * kDimV, a.lse + r);
 }
 
-const char* simd_level() {
-#if MLA_HAVE_CLONES
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("x86-64-v4")) return "x86-64-v4 (AVX-512)";
-  if (__builtin_cpu_supports("x86-64-v3")) return "x86-64-v3 (AVX2, FMA)";
-  return "x86-64 baseline (SSE2)";
-#else
-  return "compiler default";
-#endif
+void generate_kv_rows(std::uint64_t seed, const std::int32_t* rows, int count, std::uint16_t* kv) {
+  for (int j = 0; j < count; ++j)
+    if (rows[j] >= 0) generate_kv_row(seed, rows[j], kv + static_cast<std::int64_t>(rows[j]) * kDimQK);
 }
+
+const char* simd_level() { return tile_kernel().isa; }
 
 }  // namespace mla::cpu

@@ -36,7 +36,8 @@ struct StepArgs {
 struct Scratch {
   std::vector<float> k;      // [block_t, 576] the gathered tile as float
   std::vector<float> q;      // [block_h, 576]
-  std::vector<float> s;      // [block_t] scores, then probabilities
+  std::vector<float> s;      // [block_h, block_t] scores, then probabilities
+  std::vector<float> alpha;  // [block_h]
   std::vector<float> acc;    // [block_h, 512]
   std::vector<float> m, l;   // [block_h]
   void reserve(int block_t, int block_h);
@@ -51,7 +52,8 @@ inline constexpr int kCombineRows = 8;
 std::int64_t combine_tasks(const Point& point);
 void combine_task(const StepArgs& args, std::int64_t task);
 
-// Which instruction set the hot loops were dispatched to on this CPU.
-const char* simd_level();
+// Writes rows[j] of the cache (kv_element of every column) for each j with
+// rows[j] >= 0; kv is the cache's first row.
+void generate_kv_rows(std::uint64_t seed, const std::int32_t* rows, int count, std::uint16_t* kv);
 
 }  // namespace mla::cpu

@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "simd.h"
 #include "thread_pool.h"
 
 namespace mla {
@@ -15,11 +16,53 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // Eight independent partial sums: the compiler may vectorise this without
 // reassociating one long chain (which -O3 alone does not allow).
-double dot576(const double* a, const double* b) {
+MLA_INLINE double dot576(const double* a, const double* b) {
   double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   for (int d = 0; d < kDimQK; d += 8)
     for (int i = 0; i < 8; ++i) s[i] += a[d + i] * b[d + i];
   return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
+// Heads [h_begin, h_end) of batch element b, written into ref.
+MLA_HOT void reference_heads(const HostInputs& inputs, int b, int h_begin, int h_end, ReferenceOutputs& ref) {
+  const Point& p = inputs.point;
+  const double scale = static_cast<double>(inputs.softmax_scale);
+  const std::int32_t* idx = inputs.indices.data() + static_cast<std::size_t>(b) * p.topk;
+  std::vector<std::int32_t> rows;
+  for (int j = 0; j < p.topk; ++j)
+    if (idx[j] >= 0) rows.push_back(idx[j]);
+  if (rows.empty()) return;  // o stays 0, lse -inf
+  const std::size_t n = rows.size();
+
+  // The rows, regenerated from the seed: the reference never reads a backend's cache.
+  std::vector<double> kv(n * kDimQK);
+  for (std::size_t j = 0; j < n; ++j) {
+    double* __restrict dst = &kv[j * kDimQK];
+    for (int d = 0; d < kDimQK; ++d) dst[d] = bf16_bits_to_float(kv_element(inputs.seed, rows[j], d));
+  }
+
+  std::vector<double> q(kDimQK), score(n), acc(kDimV);
+  for (int h = h_begin; h < h_end; ++h) {
+    const std::size_t bh = static_cast<std::size_t>(b) * p.heads + h;
+    for (int d = 0; d < kDimQK; ++d) q[d] = bf16_bits_to_float(inputs.q[bh * kDimQK + d]);
+    double m = -kInf;
+    for (std::size_t j = 0; j < n; ++j) {
+      score[j] = scale * dot576(q.data(), &kv[j * kDimQK]);
+      m = std::max(m, score[j]);
+    }
+    double sum = 0;
+    std::fill(acc.begin(), acc.end(), 0.0);
+    for (std::size_t j = 0; j < n; ++j) {
+      const double w = std::exp(score[j] - m);
+      sum += w;
+      const double* __restrict v = &kv[j * kDimQK];  // the value is the row's latent part
+      double* __restrict a = acc.data();
+      for (int d = 0; d < kDimV; ++d) a[d] += w * v[d];
+    }
+    double* o = &ref.o[bh * kDimV];
+    for (int d = 0; d < kDimV; ++d) o[d] = acc[d] / sum;
+    ref.lse[bh] = m + std::log(sum);
+  }
 }
 
 }  // namespace
@@ -36,47 +79,12 @@ ReferenceOutputs compute_reference(const HostInputs& inputs, int threads) {
   // head chunks so every thread has work. Each task regenerates its rows.
   const int chunks = std::clamp((2 * pool.size() + p.batch - 1) / p.batch, 1, p.heads);
   const int heads_per_chunk = (p.heads + chunks - 1) / chunks;
-  const double scale = static_cast<double>(inputs.softmax_scale);
 
   pool.run(static_cast<std::int64_t>(p.batch) * chunks, [&](std::int64_t task, int) {
     const int b = static_cast<int>(task / chunks);
     const int h_begin = static_cast<int>(task % chunks) * heads_per_chunk;
     const int h_end = std::min(p.heads, h_begin + heads_per_chunk);
-    if (h_begin >= h_end) return;
-
-    const std::int32_t* idx = inputs.indices.data() + static_cast<std::size_t>(b) * p.topk;
-    std::vector<std::int32_t> rows;
-    for (int j = 0; j < p.topk; ++j)
-      if (idx[j] >= 0) rows.push_back(idx[j]);
-    if (rows.empty()) return;  // o stays 0, lse -inf
-    const std::size_t n = rows.size();
-
-    std::vector<double> kv(n * kDimQK);
-    for (std::size_t j = 0; j < n; ++j)
-      for (int d = 0; d < kDimQK; ++d)
-        kv[j * kDimQK + d] = bf16_bits_to_float(kv_element(inputs.seed, rows[j], d));
-
-    std::vector<double> q(kDimQK), score(n), acc(kDimV);
-    for (int h = h_begin; h < h_end; ++h) {
-      const std::size_t bh = static_cast<std::size_t>(b) * p.heads + h;
-      for (int d = 0; d < kDimQK; ++d) q[d] = bf16_bits_to_float(inputs.q[bh * kDimQK + d]);
-      double m = -kInf;
-      for (std::size_t j = 0; j < n; ++j) {
-        score[j] = scale * dot576(q.data(), &kv[j * kDimQK]);
-        m = std::max(m, score[j]);
-      }
-      double sum = 0;
-      std::fill(acc.begin(), acc.end(), 0.0);
-      for (std::size_t j = 0; j < n; ++j) {
-        const double w = std::exp(score[j] - m);
-        sum += w;
-        const double* v = &kv[j * kDimQK];  // the value is the row's latent part
-        for (int d = 0; d < kDimV; ++d) acc[d] += w * v[d];
-      }
-      double* o = &ref.o[bh * kDimV];
-      for (int d = 0; d < kDimV; ++d) o[d] = acc[d] / sum;
-      ref.lse[bh] = m + std::log(sum);
-    }
+    if (h_begin < h_end) reference_heads(inputs, b, h_begin, h_end, ref);
   });
   return ref;
 }
