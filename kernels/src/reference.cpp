@@ -3,24 +3,72 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <string>
 
 #include "simd.h"
 #include "thread_pool.h"
 
+#pragma GCC diagnostic ignored "-Wpsabi"  // vector helpers are always inlined
+
 namespace mla {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// Eight independent partial sums: the compiler may vectorise this without
-// reassociating one long chain (which -O3 alone does not allow).
-MLA_INLINE double dot576(const double* a, const double* b) {
-  double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  for (int d = 0; d < kDimQK; d += 8)
-    for (int i = 0; i < 8; ++i) s[i] += a[d + i] * b[d + i];
-  return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+// Scores of four heads against one row at a time: each row vector loaded
+// feeds four FMAs. Vectors of eight doubles (one AVX-512 register; the
+// compiler splits them for narrower ISAs); the sums are reassociated only
+// into these fixed lanes, so the result does not depend on the ISA.
+typedef double Vd __attribute__((vector_size(8 * sizeof(double))));
+constexpr int kLanes = 8;
+
+MLA_INLINE Vd load8(const double* p) {
+  Vd v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+MLA_INLINE double hsum8(Vd v) {
+  return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
+}
+
+template <int H>
+MLA_INLINE void scores(const double* q, const double* kv, std::size_t n, double scale, double* score,
+                       std::size_t stride) {
+  for (std::size_t j = 0; j < n; ++j) {
+    const double* k = kv + j * kDimQK;
+    Vd acc[H];
+    for (int h = 0; h < H; ++h) acc[h] = Vd{};
+    for (int d = 0; d < kDimQK; d += kLanes) {
+      const Vd kd = load8(k + d);
+      for (int h = 0; h < H; ++h) acc[h] += load8(q + h * kDimQK + d) * kd;
+    }
+    for (int h = 0; h < H; ++h) score[h * stride + j] = scale * hsum8(acc[h]);
+  }
+}
+
+// P.V of H heads: out[h][:] = sum_j w[h][j] v[j][:], in blocks of 32 values
+// held in registers over all rows.
+template <int H>
+MLA_INLINE void weighted_values(const double* w, const double* kv, std::size_t n, double* out) {
+  constexpr int kChunk = 4 * kLanes;
+  for (int d0 = 0; d0 < kDimV; d0 += kChunk) {
+    Vd acc[H][4];
+    for (int h = 0; h < H; ++h)
+      for (int c = 0; c < 4; ++c) acc[h][c] = Vd{};
+    for (std::size_t j = 0; j < n; ++j) {
+      Vd x[4];
+      for (int c = 0; c < 4; ++c) x[c] = load8(kv + j * kDimQK + d0 + c * kLanes);
+      for (int h = 0; h < H; ++h) {
+        const double wj = w[h * n + j];
+        for (int c = 0; c < 4; ++c) acc[h][c] += wj * x[c];
+      }
+    }
+    for (int h = 0; h < H; ++h)
+      for (int c = 0; c < 4; ++c) std::memcpy(out + h * kDimV + d0 + c * kLanes, &acc[h][c], sizeof(Vd));
+  }
 }
 
 // Heads [h_begin, h_end) of batch element b, written into ref.
@@ -41,27 +89,40 @@ MLA_HOT void reference_heads(const HostInputs& inputs, int b, int h_begin, int h
     for (int d = 0; d < kDimQK; ++d) dst[d] = bf16_bits_to_float(kv_element(inputs.seed, rows[j], d));
   }
 
-  std::vector<double> q(kDimQK), score(n), acc(kDimV);
-  for (int h = h_begin; h < h_end; ++h) {
-    const std::size_t bh = static_cast<std::size_t>(b) * p.heads + h;
-    for (int d = 0; d < kDimQK; ++d) q[d] = bf16_bits_to_float(inputs.q[bh * kDimQK + d]);
-    double m = -kInf;
+  const int nh = h_end - h_begin;
+  std::vector<double> q(static_cast<std::size_t>(nh) * kDimQK), score(static_cast<std::size_t>(nh) * n);
+  for (int h = 0; h < nh; ++h)
+    for (int d = 0; d < kDimQK; ++d)
+      q[static_cast<std::size_t>(h) * kDimQK + d] =
+          bf16_bits_to_float(inputs.q[(static_cast<std::size_t>(b) * p.heads + h_begin + h) * kDimQK + d]);
+  int h = 0;
+  for (; h + 4 <= nh; h += 4) scores<4>(&q[static_cast<std::size_t>(h) * kDimQK], kv.data(), n, scale, &score[h * n], n);
+  for (; h < nh; ++h) scores<1>(&q[static_cast<std::size_t>(h) * kDimQK], kv.data(), n, scale, &score[h * n], n);
+
+  // Softmax weights in place of the scores, then P.V for all heads.
+  std::vector<double> m(static_cast<std::size_t>(nh)), sum(static_cast<std::size_t>(nh));
+  for (int hh = 0; hh < nh; ++hh) {
+    double* row = &score[static_cast<std::size_t>(hh) * n];
+    double mx = -kInf;
+    for (std::size_t j = 0; j < n; ++j) mx = std::max(mx, row[j]);
+    double total = 0;
     for (std::size_t j = 0; j < n; ++j) {
-      score[j] = scale * dot576(q.data(), &kv[j * kDimQK]);
-      m = std::max(m, score[j]);
+      row[j] = std::exp(row[j] - mx);
+      total += row[j];
     }
-    double sum = 0;
-    std::fill(acc.begin(), acc.end(), 0.0);
-    for (std::size_t j = 0; j < n; ++j) {
-      const double w = std::exp(score[j] - m);
-      sum += w;
-      const double* __restrict v = &kv[j * kDimQK];  // the value is the row's latent part
-      double* __restrict a = acc.data();
-      for (int d = 0; d < kDimV; ++d) a[d] += w * v[d];
-    }
+    m[static_cast<std::size_t>(hh)] = mx;
+    sum[static_cast<std::size_t>(hh)] = total;
+  }
+  std::vector<double> acc(static_cast<std::size_t>(nh) * kDimV);
+  h = 0;
+  for (; h + 4 <= nh; h += 4) weighted_values<4>(&score[h * n], kv.data(), n, &acc[static_cast<std::size_t>(h) * kDimV]);
+  for (; h < nh; ++h) weighted_values<1>(&score[h * n], kv.data(), n, &acc[static_cast<std::size_t>(h) * kDimV]);
+
+  for (int hh = 0; hh < nh; ++hh) {
+    const std::size_t bh = static_cast<std::size_t>(b) * p.heads + h_begin + hh;
     double* o = &ref.o[bh * kDimV];
-    for (int d = 0; d < kDimV; ++d) o[d] = acc[d] / sum;
-    ref.lse[bh] = m + std::log(sum);
+    for (int d = 0; d < kDimV; ++d) o[d] = acc[static_cast<std::size_t>(hh) * kDimV + d] / sum[static_cast<std::size_t>(hh)];
+    ref.lse[bh] = m[static_cast<std::size_t>(hh)] + std::log(sum[static_cast<std::size_t>(hh)]);
   }
 }
 
