@@ -226,6 +226,27 @@ TEST(BenchProtocol, CheckLineReportsTheLaunchAndWorkingSet) {
   EXPECT_EQ(check["tolerance"]["max_rel_l2_o"], 0.01);
 }
 
+TEST(BenchProtocol, AnInfeasiblePairIsCheckedOnceThenSkipped) {
+  json plan = small_plan();
+  // The CPU backend holds bf16 rows only.
+  plan["points"].push_back({{"id", "fp8"}, {"batch", 1}, {"heads", 16}, {"topk", 64}, {"dtype", "fp8_e4m3"}});
+  const BenchRun run = run_bench(plan.dump() + "\n" + measure("bt32", "fp8", 2) + measure("bt32", "fp8", 1) +
+                                 measure("bt32", "b1", 1));
+  ASSERT_EQ(run.exit_code, 0) << run.stderr_text;
+  const std::vector<json> docs = validated(run);
+  ASSERT_EQ(docs.size(), 9u);  // header, 2 variants, check, skipped, skipped, check, trial, footer
+  EXPECT_EQ(docs[3]["kind"], "check");
+  EXPECT_EQ(docs[3]["status"], "infeasible");
+  EXPECT_NE(docs[3]["reason"].get<std::string>().find("bf16"), std::string::npos);
+  EXPECT_EQ(docs[4]["kind"], "skipped");
+  EXPECT_EQ(docs[4]["status"], "infeasible");
+  EXPECT_EQ(docs[5]["kind"], "skipped");
+  EXPECT_EQ(docs[6]["kind"], "check");
+  EXPECT_EQ(docs[6]["status"], "ok");
+  EXPECT_EQ(docs[7]["kind"], "trial");
+  EXPECT_EQ(docs[8]["kind"], "footer");
+}
+
 TEST(BenchProtocol, AWrongKernelIsIncorrectAndNeverTimed) {
   const BenchRun run = run_bench(small_plan().dump() + "\n" + requests_text(kRequests), "wrong_result");
   ASSERT_EQ(run.exit_code, 0) << run.stderr_text;
