@@ -130,8 +130,7 @@ Result<ComparisonId> AnalysisWriter::put_comparison(const ComparisonRecord& c) {
         .bind(":against_runs", c.against_runs)
         .bind(":verdict", to_string(c.verdict))
         .bind(":now", db_.now());
-    q->step();
-    return q->get<ComparisonId>("id");
+    return q->returning<ComparisonId>("id");
   });
 }
 
@@ -173,8 +172,7 @@ Result<RaisedFlag> AnalysisWriter::raise_flag(const FlagRecord& f) {
           .bind(":comparison", f.comparison_id)
           .bind(":detail", f.detail)
           .bind(":now", f.created_at != 0 ? f.created_at : db_.now());
-      q->step();
-      out.id = q->get<FlagId>("id");
+      out.id = q->returning<FlagId>("id");
       out.created = true;
     }
     detail::check(tx.commit());

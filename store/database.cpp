@@ -67,6 +67,12 @@ detail::Statement* Access::cached(Database& db, std::string_view sql) {
 
 std::string Access::next_savepoint(Database& db) { return "pw_savepoint_" + std::to_string(++db.cache_->savepoints); }
 
+std::vector<std::string> Access::cached_sql(Database& db) {
+  std::vector<std::string> out;
+  for (const auto& [sql, statement] : db.cache_->statements) out.push_back(sql);
+  return out;
+}
+
 namespace {
 
 std::unique_ptr<sqlite3, Database::Closer> connect(const std::string& path, int flags, Error& error) {

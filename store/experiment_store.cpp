@@ -153,8 +153,7 @@ Result<ExperimentId> ExperimentWriter::put_experiment(const ExperimentRecord& e)
           .bind(":conclusion", e.conclusion)
           .bind(":created", e.created_at != 0 ? e.created_at : now)
           .bind(":now", now);
-      q->step();
-      id = q->get<ExperimentId>("id");
+      id = q->returning<ExperimentId>("id");
     }
     for (const auto& ref : e.refs) insert_ref(db_, id, ref);
     detail::check(tx.commit());

@@ -28,8 +28,7 @@ int version_of(std::string_view path) {
 
 int read_user_version(Database& db) {
   detail::Query q(db, "PRAGMA user_version");
-  q->step();
-  return q->get<int>("user_version");
+  return q->returning<int>("user_version");
 }
 
 }  // namespace

@@ -54,8 +54,7 @@ Result<Enqueued> JobQueue::enqueue(const JobRequest& r) {
         .bind(":priority", r.priority)
         .bind(":options", r.options)
         .bind(":now", db_.now());
-    q->step();
-    Enqueued out{q->get<JobId>("id"), true};
+    Enqueued out{q->returning<JobId>("id"), true};
     detail::check(tx.commit());
     return out;
   });
@@ -144,8 +143,7 @@ Result<Recovery> JobQueue::recover_after_crash(int max_attempts) {
       q->bind(":now", now)
           .bind(":message", "re-queued: redoes job " + std::to_string(job.id) + ", which was cut off")
           .bind(":id", job.id);
-      q->step();
-      out.requeued.push_back(q->get<JobId>("id"));
+      out.requeued.push_back(q->returning<JobId>("id"));
     }
     detail::check(tx.commit());
     return out;

@@ -6,6 +6,8 @@
 // it owns (recorded_at, created_at, updated_at, enqueued_at) from its clock.
 // JSON fields are nlohmann::json values; the store keeps them as JSON text.
 //
+// Records compare equal field by field (operator==), JSON fields by value.
+//
 // Each enum has to_string() (the word stored in SQL and shown to users) and a
 // parse_*() that returns nullopt for an unknown word.
 #pragma once
@@ -88,6 +90,8 @@ struct RepoRecord {
   std::string url;   // may be empty
   std::string name;
   UnixSeconds created_at = 0;
+
+  friend bool operator==(const RepoRecord&, const RepoRecord&) = default;
 };
 
 // A branch the watcher has seen, and the head it last acted on (watch state).
@@ -97,6 +101,8 @@ struct BranchRecord {
   std::string head_sha;
   UnixSeconds first_seen_at = 0;
   UnixSeconds updated_at = 0;
+
+  friend bool operator==(const BranchRecord&, const BranchRecord&) = default;
 };
 
 struct CommitRecord {
@@ -116,6 +122,8 @@ struct CommitRecord {
   std::string perf_hypothesis;  // "Perf-Hypothesis:" trailer, parsed by the caller
   std::string perf_experiment;  // "Perf-Experiment:" trailer (an experiment group key)
   UnixSeconds recorded_at = 0;
+
+  friend bool operator==(const CommitRecord&, const CommitRecord&) = default;
 };
 
 struct BuildRecord {
@@ -130,6 +138,8 @@ struct BuildRecord {
   std::string toolchain;  // e.g. "g++ 12.2.0; nvcc 12.4"
   UnixSeconds started_at = 0;
   std::optional<UnixSeconds> finished_at;
+
+  friend bool operator==(const BuildRecord&, const BuildRecord&) = default;
 };
 
 // A machine + backend that measures. Noise bands are per testbed. Unique by name.
@@ -140,6 +150,8 @@ struct TestbedRecord {
   Backend backend = Backend::kCpu;
   std::string device_name;
   UnixSeconds created_at = 0;
+
+  friend bool operator==(const TestbedRecord&, const TestbedRecord&) = default;
 };
 
 // One bench process (or the attempt at one). A commit benchmarked twice has two.
@@ -167,6 +179,8 @@ struct RunRecord {
   nlohmann::json provenance = nlohmann::json::object();
   nlohmann::json manifest = nlohmann::json::object();  // the manifest used
   std::int64_t trial_count = 0;  // kept by the store: trials stored so far
+
+  friend bool operator==(const RunRecord&, const RunRecord&) = default;
 };
 
 // How a run ended; RunWriter::finish_run stores it.
@@ -179,6 +193,8 @@ struct RunOutcome {
   std::string stderr_tail;
   std::optional<double> wall_s;
   std::optional<UnixSeconds> finished_at;  // default: the store's clock
+
+  friend bool operator==(const RunOutcome&, const RunOutcome&) = default;
 };
 
 // A variant as one run built and ran it.
@@ -191,6 +207,8 @@ struct VariantRecord {
   VariantStatus status = VariantStatus::kOk;
   std::string reason;        // why infeasible
   nlohmann::json resources = nlohmann::json::object();  // registers, shared memory, spills...
+
+  friend bool operator==(const VariantRecord&, const VariantRecord&) = default;
 };
 
 // Sweep coordinates, shared by every run; unique by key ("b96_h16_k2048_bf16").
@@ -202,6 +220,8 @@ struct PointRecord {
   std::optional<std::int64_t> topk;
   std::string dtype;  // may be empty
   nlohmann::json extra = nlohmann::json::object();  // axes beyond the four above
+
+  friend bool operator==(const PointRecord&, const PointRecord&) = default;
 };
 
 // A variant's output at a point against the float64 reference. One per run x
@@ -215,6 +235,8 @@ struct CheckRecord {
   std::optional<double> rel_l2_o;
   std::optional<double> max_abs_lse;
   nlohmann::json detail = nlohmann::json::object();  // tolerance, launch, working set...
+
+  friend bool operator==(const CheckRecord&, const CheckRecord&) = default;
 };
 
 // One timed batch of decode steps: the raw data, immutable once stored.
@@ -230,6 +252,8 @@ struct TrialRecord {
   double flops_per_s = 0;
   std::optional<double> sm_clock_mhz;  // null on the CPU
   bool throttled = false;
+
+  friend bool operator==(const TrialRecord&, const TrialRecord&) = default;
 };
 
 // Statistics of one run x variant x point, computed by analysis/, in the
@@ -250,6 +274,8 @@ struct SummaryRecord {
   std::int64_t dropped_throttled = 0;
   std::string stop_reason;  // "ci_reached", "max_trials", "time_budget", ...
   UnixSeconds computed_at = 0;
+
+  friend bool operator==(const SummaryRecord&, const SummaryRecord&) = default;
 };
 
 // A commit's pooled value at a point: the statistic over its runs' medians
@@ -265,6 +291,8 @@ struct CommitSummaryRecord {
   std::optional<double> ci_low;
   std::optional<double> ci_high;
   UnixSeconds updated_at = 0;
+
+  friend bool operator==(const CommitSummaryRecord&, const CommitSummaryRecord&) = default;
 };
 
 // The noise band of a point: relative half-width for the difference of two
@@ -279,6 +307,8 @@ struct NoiseBandRecord {
   bool calibrated = false;
   NoiseSource source = NoiseSource::kDefault;
   UnixSeconds updated_at = 0;
+
+  friend bool operator==(const NoiseBandRecord&, const NoiseBandRecord&) = default;
 };
 
 // A commit against another (the previous benchmarked one on the branch, or a
@@ -302,12 +332,16 @@ struct ComparisonRecord {
   std::int64_t against_runs = 0;  // runs of against
   ChangeVerdict verdict = ChangeVerdict::kUndecided;
   UnixSeconds updated_at = 0;
+
+  friend bool operator==(const ComparisonRecord&, const ComparisonRecord&) = default;
 };
 
 struct Acknowledgement {
   std::string reason;
   std::string by;
   UnixSeconds at = 0;
+
+  friend bool operator==(const Acknowledgement&, const Acknowledgement&) = default;
 };
 
 // A change worth a human's look. Unique by commit x testbed x variant x point x kind.
@@ -323,6 +357,8 @@ struct FlagRecord {
   nlohmann::json detail = nlohmann::json::object();
   UnixSeconds created_at = 0;
   std::optional<Acknowledgement> acknowledged;
+
+  friend bool operator==(const FlagRecord&, const FlagRecord&) = default;
 };
 
 // A commit or run an experiment is about.
@@ -330,6 +366,8 @@ struct ExperimentRef {
   std::optional<CommitId> commit_id;
   std::optional<RunId> run_id;
   std::string role;  // "baseline", "candidate", ...
+
+  friend bool operator==(const ExperimentRef&, const ExperimentRef&) = default;
 };
 
 struct ExperimentRecord {
@@ -350,6 +388,8 @@ struct ExperimentRecord {
   UnixSeconds created_at = 0;
   UnixSeconds updated_at = 0;
   std::vector<ExperimentRef> refs;  // filled by reads
+
+  friend bool operator==(const ExperimentRecord&, const ExperimentRecord&) = default;
 };
 
 // One point of an experiment's evidence table.
@@ -364,6 +404,8 @@ struct EvidenceRecord {
   std::optional<double> p_value;
   std::int64_t runs = 0;
   ChangeVerdict verdict = ChangeVerdict::kUndecided;
+
+  friend bool operator==(const EvidenceRecord&, const EvidenceRecord&) = default;
 };
 
 // A note on a commit or a run (at least one of them).
@@ -374,6 +416,8 @@ struct AnnotationRecord {
   std::string text;
   std::string author;
   UnixSeconds at = 0;
+
+  friend bool operator==(const AnnotationRecord&, const AnnotationRecord&) = default;
 };
 
 // One item of the daemon's queue.
@@ -393,6 +437,8 @@ struct JobRecord {
   std::optional<UnixSeconds> finished_at;
   std::string message;
   std::vector<RunId> run_ids;  // runs it produced; filled by reads
+
+  friend bool operator==(const JobRecord&, const JobRecord&) = default;
 };
 
 }  // namespace perfwatch::store

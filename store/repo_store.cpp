@@ -16,8 +16,7 @@ Result<RepoId> RepoWriter::ensure_repo(const RepoRecord& repo) {
             "INSERT INTO repos (path, url, name, created_at) VALUES (:path, :url, :name, :now) "
             "ON CONFLICT (path) DO UPDATE SET url = excluded.url, name = excluded.name RETURNING id");
     q->bind(":path", repo.path).bind(":url", repo.url).bind(":name", repo.name).bind(":now", db_.now());
-    q->step();
-    return q->get<RepoId>("id");
+    return q->returning<RepoId>("id");
   });
 }
 
@@ -59,8 +58,7 @@ Result<CommitId> RepoWriter::put_commit(const CommitRecord& c) {
         .bind(":hypothesis", c.perf_hypothesis)
         .bind(":experiment", c.perf_experiment)
         .bind(":now", db_.now());
-    q->step();
-    return q->get<CommitId>("id");
+    return q->returning<CommitId>("id");
   });
 }
 
@@ -113,8 +111,7 @@ Result<AnnotationId> RepoWriter::annotate(const AnnotationRecord& note) {
         .bind(":text", note.text)
         .bind(":author", note.author)
         .bind(":at", note.at != 0 ? note.at : db_.now());
-    q->step();
-    return q->get<AnnotationId>("id");
+    return q->returning<AnnotationId>("id");
   });
 }
 

@@ -46,8 +46,7 @@ Result<TestbedId> RunWriter::ensure_testbed(const TestbedRecord& t) {
         .bind(":backend", to_string(t.backend))
         .bind(":device", t.device_name)
         .bind(":now", db_.now());
-    q->step();
-    TestbedId id = q->get<TestbedId>("id");
+    TestbedId id = q->returning<TestbedId>("id");
     detail::check(tx.commit());
     return id;
   });
@@ -70,8 +69,7 @@ Result<BuildId> RunWriter::add_build(const BuildRecord& b) {
         .bind(":toolchain", b.toolchain)
         .bind(":started_at", b.started_at != 0 ? b.started_at : db_.now())
         .bind(":finished_at", b.finished_at);
-    q->step();
-    return q->get<BuildId>("id");
+    return q->returning<BuildId>("id");
   });
 }
 
@@ -103,8 +101,7 @@ Result<RunId> RunWriter::start_run(const RunRecord& r) {
         .bind(":seed", r.seed)
         .bind(":provenance", r.provenance)
         .bind(":manifest", r.manifest);
-    q->step();
-    return q->get<RunId>("id");
+    return q->returning<RunId>("id");
   });
 }
 
@@ -133,8 +130,7 @@ Result<VariantId> RunWriter::add_variant(const VariantRecord& v) {
         .bind(":status", to_string(v.status))
         .bind(":reason", v.reason)
         .bind(":resources", v.resources);
-    q->step();
-    return q->get<VariantId>("id");
+    return q->returning<VariantId>("id");
   });
 }
 
@@ -161,8 +157,7 @@ Result<PointId> RunWriter::ensure_point(const PointRecord& p) {
         .bind(":topk", p.topk)
         .bind(":dtype", p.dtype)
         .bind(":extra", p.extra);
-    q->step();
-    return q->get<PointId>("id");
+    return q->returning<PointId>("id");
   });
 }
 

@@ -75,6 +75,17 @@ class Statement {
 
   bool is_null(std::string_view column) const;
 
+  // For "INSERT/UPDATE ... RETURNING <column>" of one row: steps, reads the
+  // column, and completes the statement, so that the enclosing transaction
+  // can commit (a statement left mid-way keeps it busy).
+  template <class T>
+  T returning(std::string_view column) {
+    if (!step()) raise(ErrorCode::kInternal, "no row returned by: " + sql_);
+    T value = get<T>(column);
+    reset();
+    return value;
+  }
+
   // Rows changed by the last run() on this connection.
   std::int64_t changes() const;
   std::int64_t last_insert_rowid() const;
@@ -116,6 +127,8 @@ struct Access {
   // nullptr while it is in use (Query then prepares one of its own).
   static Statement* cached(Database& db, std::string_view sql);
   static std::string next_savepoint(Database& db);
+  // The SQL of every statement in the connection's cache (tests check their plans).
+  static std::vector<std::string> cached_sql(Database& db);
 };
 
 // One use of a statement: the connection's cached one for this SQL (hot

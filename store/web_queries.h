@@ -1,0 +1,39 @@
+// Reads the web dashboard needs that the other store headers do not offer:
+// what can be charted in a repo. Added by the web part (web/); read-only.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "store/database.h"
+#include "store/records.h"
+
+namespace perfwatch::store {
+
+// A variant name as the repo's runs used it.
+struct VariantSeen {
+  std::string name;
+  nlohmann::json params = nlohmann::json::object();  // as its newest run had them
+  bool is_baseline = false;                          // in its newest run
+  std::int64_t runs = 0;                             // runs that had it
+};
+
+class WebReader {
+ public:
+  explicit WebReader(Database& db) : db_(db) {}
+
+  // Every variant name in the runs of the repo's commits, baseline first,
+  // then by name. One pass over run_variants (a row per run x variant: small
+  // next to trials).
+  Result<std::vector<VariantSeen>> variants_of_repo(RepoId repo);
+
+  // The points that have a summary in the repo's runs, in sweep order
+  // (batch, heads, topk, dtype, key).
+  Result<std::vector<PointRecord>> points_of_repo(RepoId repo);
+
+ private:
+  Database& db_;
+};
+
+}  // namespace perfwatch::store
