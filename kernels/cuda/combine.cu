@@ -13,11 +13,18 @@ constexpr float kNegInf = -__builtin_huge_valf();
 
 // One CTA per (b, h); each thread owns four output columns. The partial lse
 // are log2-domain; the weights exp2(lse_s - max) sum the splits' softmax
-// denominators back together.
+// denominators back together. Launched as a programmatic dependent of the
+// split kernel: it may be resident before that grid ends, and waits for it
+// (griddepcontrol.wait) before the first read. Loads go kBatch splits at a
+// time so that many are in flight (a plain loop waits for each in turn).
+constexpr int kBatch = 8;
+
 __global__ void __launch_bounds__(kCombineThreads) combine_kernel_impl(const CombineArgs a) {
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
   const long long bh = blockIdx.x;
-  const float* lse = a.lse_part + bh * a.nsplit;
+  const float* __restrict__ lse = a.lse_part + bh * a.nsplit;
   float mx = kNegInf;
+#pragma unroll kBatch
   for (int s = 0; s < a.nsplit; ++s) mx = fmaxf(mx, lse[s]);
   const int col = static_cast<int>(threadIdx.x) * 4;
   std::uint16_t* out = a.o + bh * kDimV + col;
@@ -28,12 +35,22 @@ __global__ void __launch_bounds__(kCombineThreads) combine_kernel_impl(const Com
   }
   float sum = 0.f;
   float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-  const float* part = a.o_part + bh * a.nsplit * kDimV + col;
-  for (int s = 0; s < a.nsplit; ++s) {
-    const float w = exp2f(lse[s] - mx);
-    const float4 v = *reinterpret_cast<const float4*>(part + static_cast<long long>(s) * kDimV);
-    sum += w;
-    acc.x += w * v.x; acc.y += w * v.y; acc.z += w * v.z; acc.w += w * v.w;
+  const float* __restrict__ part = a.o_part + bh * a.nsplit * kDimV + col;
+  for (int s0 = 0; s0 < a.nsplit; s0 += kBatch) {
+    float w[kBatch];
+    float4 v[kBatch];
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) {
+      const int s = s0 + j;
+      w[j] = s < a.nsplit ? exp2f(lse[s] - mx) : 0.f;
+      v[j] = s < a.nsplit ? __ldcs(reinterpret_cast<const float4*>(part + static_cast<long long>(s) * kDimV))
+                          : make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) {
+      sum += w[j];
+      acc.x += w[j] * v[j].x; acc.y += w[j] * v[j].y; acc.z += w[j] * v[j].z; acc.w += w[j] * v[j].w;
+    }
   }
   const float inv = 1.f / sum;
   const std::uint32_t lo = static_cast<std::uint32_t>(float_to_bf16_bits(acc.x * inv)) |
@@ -76,8 +93,20 @@ __global__ void __launch_bounds__(256) fill_kv_kernel(std::uint16_t* kv, long lo
 
 const void* combine_kernel() { return reinterpret_cast<const void*>(&combine_kernel_impl); }
 
-void launch_combine(const CombineArgs& args, unsigned grid, cudaStream_t stream) {
-  combine_kernel_impl<<<grid, kCombineThreads, 0, stream>>>(args);
+cudaError_t launch_combine(const CombineArgs& args, unsigned grid, cudaStream_t stream) {
+  // Programmatic dependent launch: the combine's launch latency overlaps the
+  // split kernel's tail (sm_90 and later; both built targets have it).
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(grid);
+  config.blockDim = dim3(kCombineThreads);
+  config.dynamicSmemBytes = 0;
+  config.stream = stream;
+  config.attrs = attr;
+  config.numAttrs = 1;
+  return cudaLaunchKernelEx(&config, combine_kernel_impl, args);
 }
 
 void launch_timestamps(unsigned long long* out, int multiprocessors, cudaStream_t stream) {

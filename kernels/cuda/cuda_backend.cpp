@@ -413,7 +413,7 @@ class CudaBackend final : public Backend {
       c.o = w.o_.get();
       c.lse = w.lse_.get();
       c.nsplit = ls.split.nsplit;
-      launch_combine(c, static_cast<unsigned>(ls.combine_grid), st);
+      check(launch_combine(c, static_cast<unsigned>(ls.combine_grid), st), "combine launch");
       check_launch("combine launch");
     }
   }

@@ -50,7 +50,8 @@ SplitKernelOps split_kernel_ops();
 SplitKernelOps find_split_kernel(int block_t, int num_warps, int num_stages, bool* ok);
 
 const void* combine_kernel();
-void launch_combine(const CombineArgs& args, unsigned grid, cudaStream_t stream);
+// Returns the launch's error (cudaLaunchKernelEx); the caller also checks cudaGetLastError.
+cudaError_t launch_combine(const CombineArgs& args, unsigned grid, cudaStream_t stream);
 
 // Writes %globaltimer (ns) and clock64 of multiprocessor 0 to out[0], out[1]:
 // NVBench's way of measuring the SM clock over a timed region (one 1-thread

@@ -14,7 +14,7 @@
 //    BlockH/W rows of the softmax (running max m, sum l), writes the tile's
 //    probabilities as bf16 and each row's rescale factor alpha;
 //  - every warp rescales its accumulator by alpha and adds P.V for its columns.
-// Three barriers a tile (four with one stage).
+// Four barriers a tile.
 //
 // Included only by the per-variant translation units (variant.cu.in).
 #pragma once
@@ -189,12 +189,24 @@ __global__ void __launch_bounds__(32 * NumWarps, 1) split_kv_kernel(const SplitA
     }
   };
 
-  fetch_indices(range.first);
+  // Prologue: the indices of the first NumStages - 1 tiles load together
+  // (one memory latency, not one a tile), then their rows.
+  {
+    int pro_idx[NumStages > 1 ? NumStages - 1 : 1][C::kLoadRowsPerThread];
 #pragma unroll
-  for (int s = 0; s < NumStages - 1; ++s) {
-    issue_tile(range.first + s);
-    cp_async_commit();
-    fetch_indices(range.first + s + 1);
+    for (int s = 0; s < NumStages - 1; ++s) {
+      fetch_indices(range.first + s);
+#pragma unroll
+      for (int j = 0; j < C::kLoadRowsPerThread; ++j) pro_idx[s][j] = next_idx[j];
+    }
+#pragma unroll
+    for (int s = 0; s < NumStages - 1; ++s) {
+#pragma unroll
+      for (int j = 0; j < C::kLoadRowsPerThread; ++j) next_idx[j] = pro_idx[s][j];
+      issue_tile(range.first + s);
+      cp_async_commit();
+    }
+    fetch_indices(range.first + NumStages - 1);
   }
 
   // ---- q fragments: loaded once when they stay in registers.
@@ -233,20 +245,15 @@ __global__ void __launch_bounds__(32 * NumWarps, 1) split_kv_kernel(const SplitA
   float m_run = kNegInf, l_run = 0.f;
 
   for (int tile = range.first; tile < range.last; ++tile) {
-    if constexpr (NumStages == 1) {
-      __syncthreads();  // every warp is done with the single stage
-      issue_tile(tile);
-      cp_async_commit();
-      fetch_indices(tile + 1);
-      cp_async_wait<0>();
-      __syncthreads();
-    } else {
-      cp_async_wait<NumStages - 2>();
-      __syncthreads();  // this tile landed for all; the stage refilled below is free
-      issue_tile(tile + NumStages - 1);
-      cp_async_commit();
-      fetch_indices(tile + NumStages);
-    }
+    // Refill the stage of tile - 1 before waiting for this tile, so that
+    // NumStages tiles are in flight while this one lands (the first barrier
+    // frees that stage; the second publishes every thread's copies).
+    __syncthreads();
+    issue_tile(tile + NumStages - 1);
+    cp_async_commit();
+    fetch_indices(tile + NumStages);
+    cp_async_wait<NumStages - 1>();
+    __syncthreads();
     const int stage = tile % NumStages;
     const std::uint16_t* const kvt = kv_s + stage * BlockT * RS;
 
@@ -387,6 +394,9 @@ __global__ void __launch_bounds__(32 * NumWarps, 1) split_kv_kernel(const SplitA
   }
 
   // ---- epilogue: normalise; one split writes o and lse, several write partials.
+  // The combine kernel (launched as a programmatic dependent) may start now;
+  // it waits for this grid's completion before reading the partials.
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
   if (lane % C::kLanesPerRow == 0) {
     l_s[sm_row] = l_run;
     m_s[sm_row] = m_run;
