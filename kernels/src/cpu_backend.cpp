@@ -157,8 +157,10 @@ class CpuBackend final : public Backend {
                   std::to_string(point.topk) + ") for distinct indices");
 
     // Bytes one step reads: the rows it gathers, its q and its indices.
-    const double row_bytes = static_cast<double>(point.batch) * point.topk * kv_row_bytes(point.dtype);
-    const double read_per_set = row_bytes + point.batch * point.heads * kDimQK * 2.0 + point.batch * point.topk * 4.0;
+    // In double: B * topk alone reaches 2^32 within the plan schema's limits.
+    const double batch = point.batch, heads = point.heads, topk = point.topk;
+    const double q_bytes = batch * heads * kDimQK * 2.0, index_bytes = batch * topk * 4.0;
+    const double read_per_set = batch * topk * kv_row_bytes(point.dtype) + q_bytes + index_bytes;
     int sets = spec.sets;
     if (sets <= 0) {
       const double llc = static_cast<double>(host::last_level_cache().bytes);
@@ -192,9 +194,8 @@ class CpuBackend final : public Backend {
     std::int64_t gathered = 0;
     for (int s = 0; s < sets; ++s)
       for (std::int32_t i : w->sets_[static_cast<std::size_t>(s)].indices) gathered += i >= 0;
-    w->working_set_bytes_ = static_cast<double>(gathered) * kv_row_bytes(point.dtype) +
-                            sets * (point.batch * point.heads * kDimQK * 2.0 + point.batch * point.topk * 4.0) +
-                            point.batch * point.heads * (kDimV * 2.0 + 4.0);
+    w->working_set_bytes_ = static_cast<double>(gathered) * kv_row_bytes(point.dtype) + sets * (q_bytes + index_bytes) +
+                            batch * heads * (kDimV * 2.0 + 4.0);
     return w;
   }
 
