@@ -1,0 +1,253 @@
+// The job queue: no duplicates, claim order, transitions, and recovery after
+// the daemon is killed -- including a real kill -9 of a process mid-run.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "store/detail/statement.h"
+#include "store/queue_store.h"
+#include "store/repo_store.h"
+#include "store/run_store.h"
+#include "store_test_util.h"
+
+namespace perfwatch::store {
+namespace {
+
+using testing::TempDbPath;
+
+class Queue : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto opened = Database::open(tmp_.path());
+    ASSERT_TRUE(opened.has_value()) << opened.error().to_string();
+    db_ = std::make_unique<Database>(std::move(*opened));
+    auto repo = RepoWriter(*db_).ensure_repo({.path = "/r", .name = "r"});
+    ASSERT_TRUE(repo.has_value());
+    repo_ = *repo;
+  }
+  JobRequest request(int i, JobKind kind = JobKind::kBench, std::int64_t priority = 0) {
+    return {.repo_id = repo_, .commit_sha = testing::sha_of(i), .branch = "main", .kind = kind, .priority = priority};
+  }
+  TempDbPath tmp_;
+  std::unique_ptr<Database> db_;
+  RepoId repo_ = 0;
+};
+
+TEST_F(Queue, EnqueueingTheSameCommitTwiceDoesNotDuplicate) {
+  JobQueue q(*db_);
+  PW_UNWRAP(first, q.enqueue(request(1)));
+  EXPECT_TRUE(first.created);
+  PW_UNWRAP(second, q.enqueue(request(1)));
+  EXPECT_FALSE(second.created);
+  EXPECT_EQ(second.id, first.id);
+  // Back-fill of the same commit is the same work.
+  PW_UNWRAP(backfill, q.enqueue(request(1, JobKind::kBackfill)));
+  EXPECT_FALSE(backfill.created);
+  EXPECT_EQ(backfill.id, first.id);
+  // Noise calibration is other work.
+  PW_UNWRAP(noise, q.enqueue(request(1, JobKind::kNoise)));
+  EXPECT_TRUE(noise.created);
+  // Once done, enqueueing again still finds it -- unless asked `again`.
+  PW_UNWRAP(claimed, q.claim_next());
+  ASSERT_TRUE(claimed.has_value());
+  PW_ASSERT_OK(q.finish(claimed->id, JobState::kDone, "ok"));
+  PW_UNWRAP(after_done, q.enqueue(request(1)));
+  EXPECT_FALSE(after_done.created);
+  auto again = request(1);
+  again.again = true;
+  PW_UNWRAP(repeat, q.enqueue(again));
+  EXPECT_TRUE(repeat.created);
+  PW_UNWRAP(repeat_twice, q.enqueue(again));  // but never two live ones
+  EXPECT_FALSE(repeat_twice.created);
+  EXPECT_EQ(repeat_twice.id, repeat.id);
+  PW_UNWRAP(counts, JobReader(*db_).counts());
+  EXPECT_EQ(counts[JobState::kQueued], 2);  // the noise job and the repeat
+  EXPECT_EQ(counts[JobState::kDone], 1);
+}
+
+TEST_F(Queue, TheDatabaseItselfRefusesASecondLiveJob) {
+  // Even a writer that skipped enqueue()'s check could not duplicate: the
+  // partial unique index is in the schema.
+  JobQueue q(*db_);
+  PW_ASSERT_OK(q.enqueue(request(1)));
+  auto raw = detail::guard(*db_, "raw insert", [&] {
+    detail::Query insert(*db_,
+                         "INSERT INTO jobs (repo_id, commit_sha, kind, enqueued_at) VALUES (:repo, :sha, 'backfill', 0)");
+    insert->bind(":repo", repo_).bind(":sha", testing::sha_of(1));
+    insert->run();
+  });
+  ASSERT_FALSE(raw.has_value());
+  EXPECT_EQ(raw.error().code, ErrorCode::kInvalidArgument);
+}
+
+TEST_F(Queue, ClaimsByPriorityThenInOrder) {
+  JobQueue q(*db_);
+  PW_ASSERT_OK(q.enqueue(request(1)));
+  PW_ASSERT_OK(q.enqueue(request(2)));
+  PW_ASSERT_OK(q.enqueue(request(3, JobKind::kBackfill, -10)));
+  PW_ASSERT_OK(q.enqueue(request(4, JobKind::kBench, 10)));
+  PW_ASSERT_OK(q.enqueue(request(5)));
+  std::vector<std::string> order;
+  for (;;) {
+    PW_UNWRAP(job, q.claim_next());
+    if (!job) break;
+    EXPECT_EQ(job->state, JobState::kRunning);
+    EXPECT_EQ(job->attempts, 1);
+    ASSERT_TRUE(job->started_at.has_value());
+    order.push_back(job->commit_sha);
+    PW_ASSERT_OK(q.finish(job->id, JobState::kDone, ""));
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{testing::sha_of(4), testing::sha_of(1), testing::sha_of(2),
+                                             testing::sha_of(5), testing::sha_of(3)}));
+}
+
+TEST_F(Queue, FinishAllowsOnlyRealTransitions) {
+  JobQueue q(*db_);
+  PW_UNWRAP(a, q.enqueue(request(1)));
+  PW_UNWRAP(b, q.enqueue(request(2)));
+  EXPECT_EQ(q.finish(a.id, JobState::kDone, "").error().code, ErrorCode::kInvalidArgument);  // not running
+  PW_ASSERT_OK(q.finish(a.id, JobState::kSkipped, "commit no longer exists (force-push)"));
+  EXPECT_EQ(q.finish(a.id, JobState::kSkipped, "").error().code, ErrorCode::kInvalidArgument);
+  PW_UNWRAP(claimed, q.claim_next());
+  ASSERT_TRUE(claimed.has_value());
+  EXPECT_EQ(claimed->id, b.id);
+  EXPECT_EQ(q.finish(b.id, JobState::kQueued, "").error().code, ErrorCode::kInvalidArgument);
+  PW_ASSERT_OK(q.finish(b.id, JobState::kFailed, "build failed"));
+  EXPECT_EQ(q.finish(999, JobState::kDone, "").error().code, ErrorCode::kNotFound);
+  PW_UNWRAP(job, JobReader(*db_).job(b.id));
+  EXPECT_EQ(job.state, JobState::kFailed);
+  EXPECT_EQ(job.message, "build failed");
+  EXPECT_TRUE(job.finished_at.has_value());
+}
+
+TEST_F(Queue, RecoveryMarksRunningJobsAndRunsCutOffAndRequeuesExactlyOnce) {
+  JobQueue q(*db_);
+  RunWriter runs(*db_);
+  PW_UNWRAP(commit, RepoWriter(*db_).put_commit({.repo_id = repo_, .sha = testing::sha_of(1)}));
+  PW_UNWRAP(first, q.enqueue(request(1)));
+  PW_ASSERT_OK(q.enqueue(request(2)));
+  PW_UNWRAP(job, q.claim_next());
+  ASSERT_EQ(job->id, first.id);
+  // The daemon ran one run to the end and was killed during the second.
+  PW_UNWRAP(done_run, runs.start_run({.commit_id = commit, .job_id = job->id}));
+  PW_ASSERT_OK(runs.finish_run(done_run, {.status = RunStatus::kOk}));
+  PW_UNWRAP(cut_run, runs.start_run({.commit_id = commit, .job_id = job->id}));
+  PW_UNWRAP(v, runs.add_variant({.run_id = cut_run, .name = "base"}));
+  PW_UNWRAP(p, runs.ensure_point(testing::point_record(1)));
+  PW_ASSERT_OK(runs.insert_trial(testing::trial_record(cut_run, v, p, 1, 3.0)));
+  PW_UNWRAP(later, q.enqueue(request(3)));  // enqueued while the first was running
+
+  // The daemon restarts.
+  PW_UNWRAP(recovery, q.recover_after_crash());
+  EXPECT_EQ(recovery.cut_off, std::vector<JobId>{first.id});
+  EXPECT_EQ(recovery.runs_cut_off, std::vector<RunId>{cut_run});
+  ASSERT_EQ(recovery.requeued.size(), 1u);
+  JobReader reader(*db_);
+  PW_UNWRAP(old_job, reader.job(first.id));
+  EXPECT_EQ(old_job.state, JobState::kCutOff);
+  EXPECT_EQ(old_job.run_ids, (std::vector<RunId>{done_run, cut_run}));
+  PW_UNWRAP(retry, reader.job(recovery.requeued[0]));
+  EXPECT_EQ(retry.state, JobState::kQueued);
+  EXPECT_EQ(retry.retry_of, first.id);
+  EXPECT_EQ(retry.attempts, 1);
+  EXPECT_EQ(retry.commit_sha, testing::sha_of(1));
+  RunReader run_reader(*db_);
+  PW_UNWRAP(cut, run_reader.run(cut_run));
+  EXPECT_EQ(cut.status, RunStatus::kCutOff);
+  EXPECT_EQ(cut.trial_count, 1);
+  EXPECT_NE(cut.message.find("cut off"), std::string::npos);
+  EXPECT_TRUE(cut.finished_at.has_value());
+  EXPECT_EQ(run_reader.run(done_run)->status, RunStatus::kOk);  // a finished run is left alone
+  EXPECT_EQ(runs.finish_run(cut_run, {.status = RunStatus::kOk}).error().code, ErrorCode::kInvalidArgument);
+
+  // Exactly once: a second recovery finds nothing.
+  PW_UNWRAP(second, q.recover_after_crash());
+  EXPECT_TRUE(second.cut_off.empty());
+  EXPECT_TRUE(second.requeued.empty());
+  EXPECT_TRUE(second.runs_cut_off.empty());
+  PW_UNWRAP(counts, reader.counts());
+  EXPECT_EQ(counts[JobState::kQueued], 3);  // the retry, job 2, job 3
+  EXPECT_EQ(counts[JobState::kRunning], 0);
+  EXPECT_EQ(counts[JobState::kCutOff], 1);
+  // Enqueueing the commit again finds the retry.
+  PW_UNWRAP(dup, q.enqueue(request(1)));
+  EXPECT_FALSE(dup.created);
+  EXPECT_EQ(dup.id, retry.id);
+  // The retry keeps the first job's place: before jobs 2 and 3.
+  PW_UNWRAP(next, q.claim_next());
+  EXPECT_EQ(next->id, retry.id);
+  EXPECT_EQ(next->attempts, 2);
+  (void)later;
+}
+
+TEST_F(Queue, AJobCutOffMaxAttemptsTimesIsNotRequeued) {
+  JobQueue q(*db_);
+  PW_ASSERT_OK(q.enqueue(request(1)));
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    PW_UNWRAP(job, q.claim_next());
+    ASSERT_TRUE(job.has_value()) << "attempt " << attempt;
+    EXPECT_EQ(job->attempts, attempt);
+    PW_UNWRAP(recovery, q.recover_after_crash(/*max_attempts=*/3));
+    EXPECT_EQ(recovery.requeued.size(), attempt < 3 ? 1u : 0u);
+  }
+  PW_UNWRAP(nothing, q.claim_next());
+  EXPECT_FALSE(nothing.has_value());
+  EXPECT_EQ(JobReader(*db_).counts()->at(JobState::kCutOff), 3);
+}
+
+// A real crash: a child process claims the job, starts a run, stores five
+// trials and is killed with SIGKILL. The parent then recovers.
+TEST_F(Queue, KillNineMidRunLosesNoTrialAndRequeuesTheJob) {
+  PW_UNWRAP(commit, RepoWriter(*db_).put_commit({.repo_id = repo_, .sha = testing::sha_of(1)}));
+  PW_UNWRAP(job, JobQueue(*db_).enqueue(request(1)));
+  db_.reset();  // no connection crosses the fork
+
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(ready[0]);
+    auto db = Database::open(tmp_.path());
+    if (!db) _exit(10);
+    auto claimed = JobQueue(*db).claim_next();
+    if (!claimed || !*claimed) _exit(11);
+    RunWriter runs(*db);
+    auto run = runs.start_run({.commit_id = commit, .job_id = (*claimed)->id});
+    if (!run) _exit(12);
+    auto v = runs.add_variant({.run_id = *run, .name = "base"});
+    auto p = runs.ensure_point(testing::point_record(1));
+    if (!v || !p) _exit(13);
+    for (int i = 1; i <= 5; ++i)
+      if (!runs.insert_trial(testing::trial_record(*run, *v, *p, i, 2.0 + i))) _exit(14);
+    char byte = 'k';
+    if (write(ready[1], &byte, 1) != 1) _exit(15);
+    for (;;) pause();  // killed here, the database still open
+  }
+  close(ready[1]);
+  char byte = 0;
+  ASSERT_EQ(read(ready[0], &byte, 1), 1) << "the child failed before its trials were stored";
+  close(ready[0]);
+  ASSERT_EQ(kill(child, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status));
+
+  PW_UNWRAP(db, Database::open(tmp_.path()));
+  PW_UNWRAP(recovery, JobQueue(db).recover_after_crash());
+  ASSERT_EQ(recovery.cut_off, std::vector<JobId>{job.id});
+  ASSERT_EQ(recovery.runs_cut_off.size(), 1u);
+  ASSERT_EQ(recovery.requeued.size(), 1u);
+  RunReader reader(db);
+  PW_UNWRAP(run, reader.run(recovery.runs_cut_off[0]));
+  EXPECT_EQ(run.status, RunStatus::kCutOff);
+  EXPECT_EQ(run.trial_count, 5);
+  PW_UNWRAP(trials, reader.trials(run.id));
+  ASSERT_EQ(trials.size(), 5u);
+  EXPECT_DOUBLE_EQ(trials[4].time_us, 7.0);
+}
+
+}  // namespace
+}  // namespace perfwatch::store
