@@ -3,7 +3,13 @@
 // rules (header, variants, a check before a pair's first trial, trial
 // numbering per pair, skipped lines, footer), plus its failure behaviour.
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
+#include <unistd.h>
+
+#include <fcntl.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -348,6 +354,54 @@ TEST(BenchProtocol, GarbageFaultWritesOneLineThatIsNotJson) {
 
   const BenchRun bad = run_bench(small_plan().dump() + "\n", "explode_after_trials=1");
   EXPECT_EQ(bad.exit_code, 2);
+}
+
+TEST(BenchProtocol, HangFaultStopsRespondingButStaysAlive) {
+  int to_bench[2], from_bench[2];
+  ASSERT_EQ(pipe(to_bench), 0);
+  ASSERT_EQ(pipe(from_bench), 0);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, to_bench[0], 0);
+  posix_spawn_file_actions_adddup2(&actions, from_bench[1], 1);
+  posix_spawn_file_actions_addclose(&actions, to_bench[1]);
+  posix_spawn_file_actions_addclose(&actions, from_bench[0]);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  char arg0[] = MLA_BENCH_PATH;
+  char* argv[] = {arg0, nullptr};
+  char env0[] = "MLA_BENCH_FAULT=hang_after_trials=1";
+  char* envp[] = {env0, nullptr};
+  pid_t pid = 0;
+  ASSERT_EQ(posix_spawn(&pid, MLA_BENCH_PATH, &actions, nullptr, argv, envp), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  close(to_bench[0]);
+  close(from_bench[1]);
+
+  // The runner keeps stdin open: the bench must hang, not reach EOF.
+  const std::string input = small_plan().dump() + "\n" + measure("bt32", "b1", 3);
+  ASSERT_EQ(write(to_bench[1], input.data(), input.size()), static_cast<ssize_t>(input.size()));
+  std::string out;
+  const std::string trial_mark = "\"kind\":\"trial\"";
+  // Reads until `ms` of silence, the end of output, or (when asked) the first trial line.
+  auto read_for = [&](int ms, bool until_trial) {
+    pollfd fd{from_bench[0], POLLIN, 0};
+    while (!(until_trial && out.find(trial_mark) != std::string::npos) && poll(&fd, 1, ms) > 0) {
+      char buffer[4096];
+      const ssize_t n = read(from_bench[0], buffer, sizeof buffer);
+      if (n <= 0) break;
+      out.append(buffer, static_cast<std::size_t>(n));
+    }
+  };
+  read_for(10000, true);
+  read_for(500, false);  // then half a second in which nothing more may come
+  int trials = 0;
+  for (std::size_t at = 0; (at = out.find(trial_mark, at)) != std::string::npos; ++at) ++trials;
+  EXPECT_EQ(trials, 1) << out;
+  EXPECT_EQ(waitpid(pid, nullptr, WNOHANG), 0) << "the bench exited instead of hanging";
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  close(to_bench[1]);
+  close(from_bench[0]);
 }
 
 TEST(BenchProtocol, HelpAndVersion) {
