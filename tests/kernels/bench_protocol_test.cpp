@@ -374,6 +374,14 @@ TEST(BenchProtocol, HangFaultStopsRespondingButStaysAlive) {
   pid_t pid = 0;
   ASSERT_EQ(posix_spawn(&pid, MLA_BENCH_PATH, &actions, nullptr, argv, envp), 0);
   posix_spawn_file_actions_destroy(&actions);
+  // Whatever the assertions say, the hung bench is killed and reaped.
+  struct Reaper {
+    pid_t pid;
+    ~Reaper() {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  } reaper{pid};
   close(to_bench[0]);
   close(from_bench[1]);
 
@@ -398,8 +406,6 @@ TEST(BenchProtocol, HangFaultStopsRespondingButStaysAlive) {
   for (std::size_t at = 0; (at = out.find(trial_mark, at)) != std::string::npos; ++at) ++trials;
   EXPECT_EQ(trials, 1) << out;
   EXPECT_EQ(waitpid(pid, nullptr, WNOHANG), 0) << "the bench exited instead of hanging";
-  kill(pid, SIGKILL);
-  waitpid(pid, nullptr, 0);
   close(to_bench[1]);
   close(from_bench[0]);
 }
