@@ -59,13 +59,17 @@ MLA_INLINE void vstore(float* p, typename Vec<L>::type v) {
   std::memcpy(p, &v, sizeof v);
 }
 
+// Sum of the lanes by halving: log2(L) vector adds instead of L scalar ones.
 template <int L>
 MLA_INLINE float hsum(typename Vec<L>::type v) {
-  float t[L];
-  std::memcpy(t, &v, sizeof t);
-  for (int w = L / 2; w > 0; w /= 2)
-    for (int i = 0; i < w; ++i) t[i] += t[i + w];
-  return t[0];
+  if constexpr (L == 1) {
+    return v[0];
+  } else {
+    typename Vec<L / 2>::type lo, hi;
+    std::memcpy(&lo, &v, sizeof lo);
+    std::memcpy(&hi, reinterpret_cast<const char*>(&v) + sizeof lo, sizeof hi);
+    return hsum<L / 2>(lo + hi);
+  }
 }
 
 template <int L, int SH, int SJ>
