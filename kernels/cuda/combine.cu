@@ -11,39 +11,63 @@ namespace {
 
 constexpr float kNegInf = -__builtin_huge_valf();
 
-// One CTA per (b, h); each thread owns four output columns. The partial lse
-// are log2-domain; the weights exp2(lse_s - max) sum the splits' softmax
-// denominators back together. Launched as a programmatic dependent of the
-// split kernel: it may be resident before that grid ends, and waits for it
-// (griddepcontrol.wait) before the first read. Loads go kBatch splits at a
-// time so that many are in flight (a plain loop waits for each in turn).
+// One CTA per (b, h): kCombineGroups groups of 128 threads, each thread four
+// output columns; group g sums splits g, g + groups, ... and the groups meet
+// in shared memory. The partial lse are log2-domain; the weights
+// exp2(lse_s - max) sum the splits' softmax denominators back together.
+// Every load of a round is independent, so a (b, h) costs about two memory
+// latencies (the lse, then the partials) rather than one a split.
+//
+// Launched as a programmatic dependent of the split kernel: it may be
+// resident before that grid ends and waits for it (griddepcontrol.wait)
+// before the first read. The partials are dead once read: their L2 lines
+// are discarded instead of being written back to memory.
+constexpr int kColThreads = kDimV / 4;
 constexpr int kBatch = 8;
+static_assert(kCombineThreads == kCombineGroups * kColThreads, "combine block shape");
+
+__device__ __forceinline__ float block_max(float v, float* red) {
+  for (int off = 16; off > 0; off /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, off));
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  if (lane == 0) red[warp] = v;
+  __syncthreads();
+  v = red[0];
+  for (int w = 1; w < kCombineThreads / 32; ++w) v = fmaxf(v, red[w]);
+  return v;
+}
 
 __global__ void __launch_bounds__(kCombineThreads) combine_kernel_impl(const CombineArgs a) {
+  __shared__ float red[kCombineThreads / 32];
+  __shared__ float4 acc_s[kCombineGroups - 1][kColThreads];
+  __shared__ float sum_s[kCombineGroups - 1];
   asm volatile("griddepcontrol.wait;\n" ::: "memory");
   const long long bh = blockIdx.x;
+  const int tid = static_cast<int>(threadIdx.x);
   const float* __restrict__ lse = a.lse_part + bh * a.nsplit;
   float mx = kNegInf;
-#pragma unroll kBatch
-  for (int s = 0; s < a.nsplit; ++s) mx = fmaxf(mx, lse[s]);
-  const int col = static_cast<int>(threadIdx.x) * 4;
+  for (int s = tid; s < a.nsplit; s += kCombineThreads) mx = fmaxf(mx, lse[s]);
+  mx = block_max(mx, red);
+
+  const int group = tid / kColThreads, col = (tid % kColThreads) * 4;
   std::uint16_t* out = a.o + bh * kDimV + col;
   if (mx == kNegInf) {  // every index of this batch element masked
-    *reinterpret_cast<uint2*>(out) = make_uint2(0u, 0u);
-    if (threadIdx.x == 0) a.lse[bh] = kNegInf;
+    if (group == 0) {
+      *reinterpret_cast<uint2*>(out) = make_uint2(0u, 0u);
+      if (tid == 0) a.lse[bh] = kNegInf;
+    }
     return;
   }
   float sum = 0.f;
   float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
   const float* __restrict__ part = a.o_part + bh * a.nsplit * kDimV + col;
-  for (int s0 = 0; s0 < a.nsplit; s0 += kBatch) {
+  for (int s0 = group; s0 < a.nsplit; s0 += kBatch * kCombineGroups) {
     float w[kBatch];
     float4 v[kBatch];
 #pragma unroll
     for (int j = 0; j < kBatch; ++j) {
-      const int s = s0 + j;
+      const int s = s0 + j * kCombineGroups;
       w[j] = s < a.nsplit ? exp2f(lse[s] - mx) : 0.f;
-      v[j] = s < a.nsplit ? __ldcs(reinterpret_cast<const float4*>(part + static_cast<long long>(s) * kDimV))
+      v[j] = s < a.nsplit ? *reinterpret_cast<const float4*>(part + static_cast<long long>(s) * kDimV)
                           : make_float4(0.f, 0.f, 0.f, 0.f);
     }
 #pragma unroll
@@ -52,13 +76,32 @@ __global__ void __launch_bounds__(kCombineThreads) combine_kernel_impl(const Com
       acc.x += w[j] * v[j].x; acc.y += w[j] * v[j].y; acc.z += w[j] * v[j].z; acc.w += w[j] * v[j].w;
     }
   }
+  if (group > 0) {
+    acc_s[group - 1][tid % kColThreads] = acc;
+    if (tid % kColThreads == 0) sum_s[group - 1] = sum;
+  }
+  __syncthreads();
+  // Every read of this row's partials is done: drop their lines from L2.
+  {
+    const char* base = reinterpret_cast<const char*>(a.o_part + bh * a.nsplit * kDimV);
+    const int lines = a.nsplit * kDimV * 4 / 128;
+    for (int i = tid; i < lines; i += kCombineThreads)
+      asm volatile("discard.global.L2 [%0], 128;\n" ::"l"(base + static_cast<long long>(i) * 128) : "memory");
+  }
+  if (group != 0) return;
+#pragma unroll
+  for (int g = 0; g < kCombineGroups - 1; ++g) {
+    const float4 v = acc_s[g][tid];
+    acc.x += v.x; acc.y += v.y; acc.z += v.z; acc.w += v.w;
+    sum += sum_s[g];
+  }
   const float inv = 1.f / sum;
   const std::uint32_t lo = static_cast<std::uint32_t>(float_to_bf16_bits(acc.x * inv)) |
                            (static_cast<std::uint32_t>(float_to_bf16_bits(acc.y * inv)) << 16);
   const std::uint32_t hi = static_cast<std::uint32_t>(float_to_bf16_bits(acc.z * inv)) |
                            (static_cast<std::uint32_t>(float_to_bf16_bits(acc.w * inv)) << 16);
   *reinterpret_cast<uint2*>(out) = make_uint2(lo, hi);
-  if (threadIdx.x == 0) a.lse[bh] = (mx + log2f(sum)) * 0.69314718055994531f;
+  if (tid == 0) a.lse[bh] = (mx + log2f(sum)) * 0.69314718055994531f;
 }
 
 __global__ void __launch_bounds__(1) timestamps_kernel(unsigned long long* out) {

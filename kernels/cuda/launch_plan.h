@@ -139,7 +139,10 @@ struct LaunchShape {
   long long partial_lse_floats = 0; // [B, H, nsplit]
 };
 
-inline constexpr int kCombineThreads = kDimV / 4;  // four output columns a thread
+// Combine CTA: kCombineGroups groups of 128 threads (four output columns a
+// thread), each group summing every kCombineGroups-th split.
+inline constexpr int kCombineGroups = 4;
+inline constexpr int kCombineThreads = kCombineGroups * kDimV / 4;
 
 // REQUIRES: is_compiled(variant), point valid, multiprocessors >= 1.
 LaunchShape launch_shape(const VariantParams& variant, const Point& point, int multiprocessors);

@@ -258,14 +258,19 @@ __global__ void __launch_bounds__(32 * NumWarps, 1) split_kv_kernel(const SplitA
     const std::uint16_t* const kvt = kv_s + stage * BlockT * RS;
 
     // ---- partial scores over this warp's k-steps, all chunks of the tile.
+    // With one chunk, even and odd k-steps accumulate apart (two chains of
+    // dependent MMAs instead of one twice as long).
     {
-      float s_acc[C::kChunks][C::kMTiles][2][4];
+      constexpr int kSets = C::kChunks == 1 ? 2 : 1;
+      float s_acc[kSets][C::kChunks][C::kMTiles][2][4];
 #pragma unroll
-      for (int c = 0; c < C::kChunks; ++c)
+      for (int st = 0; st < kSets; ++st)
 #pragma unroll
-        for (int mt = 0; mt < C::kMTiles; ++mt)
+        for (int c = 0; c < C::kChunks; ++c)
 #pragma unroll
-          for (int e = 0; e < 4; ++e) s_acc[c][mt][0][e] = s_acc[c][mt][1][e] = 0.f;
+          for (int mt = 0; mt < C::kMTiles; ++mt)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) s_acc[st][c][mt][0][e] = s_acc[st][c][mt][1][e] = 0.f;
 #pragma unroll
       for (int ks = 0; ks <= C::kLatentKSteps; ++ks) {
         if (ks == C::kLatentKSteps && !has_rope) break;
@@ -286,10 +291,19 @@ __global__ void __launch_bounds__(32 * NumWarps, 1) split_kv_kernel(const SplitA
           ldmatrix_x4(kb, kvt + (c * 16 + bk_tok) * RS + d0 + bk_dim);
 #pragma unroll
           for (int mt = 0; mt < C::kMTiles; ++mt) {
-            mma_bf16(s_acc[c][mt][0], qa[mt], kb[0], kb[1]);
-            mma_bf16(s_acc[c][mt][1], qa[mt], kb[2], kb[3]);
+            mma_bf16(s_acc[ks % kSets][c][mt][0], qa[mt], kb[0], kb[1]);
+            mma_bf16(s_acc[ks % kSets][c][mt][1], qa[mt], kb[2], kb[3]);
           }
         }
+      }
+      if constexpr (kSets == 2) {
+#pragma unroll
+        for (int mt = 0; mt < C::kMTiles; ++mt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            s_acc[0][0][mt][0][e] += s_acc[1][0][mt][0][e];
+            s_acc[0][0][mt][1][e] += s_acc[1][0][mt][1][e];
+          }
       }
       float* const scw = sc_s + warp * BlockH * SS;
 #pragma unroll
@@ -299,8 +313,10 @@ __global__ void __launch_bounds__(32 * NumWarps, 1) split_kv_kernel(const SplitA
 #pragma unroll
           for (int n = 0; n < 2; ++n) {
             const int col = c * 16 + n * 8 + 2 * q4;
-            *reinterpret_cast<float2*>(scw + (mt * 16 + g) * SS + col) = make_float2(s_acc[c][mt][n][0], s_acc[c][mt][n][1]);
-            *reinterpret_cast<float2*>(scw + (mt * 16 + g + 8) * SS + col) = make_float2(s_acc[c][mt][n][2], s_acc[c][mt][n][3]);
+            *reinterpret_cast<float2*>(scw + (mt * 16 + g) * SS + col) =
+                make_float2(s_acc[0][c][mt][n][0], s_acc[0][c][mt][n][1]);
+            *reinterpret_cast<float2*>(scw + (mt * 16 + g + 8) * SS + col) =
+                make_float2(s_acc[0][c][mt][n][2], s_acc[0][c][mt][n][3]);
           }
     }
     __syncthreads();

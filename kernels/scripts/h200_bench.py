@@ -11,7 +11,7 @@ Phases:
          default, nsplit = 1 and nsplit = tiles) at odd shapes and the users'
          points, each against the float64 reference (mla_bench's check line);
   time   the users' points (H 16, topk 2048, B 1..96; H 128, B 128) for every
-         variant x target_ctas (default 0, 96, 132, 264, 384, 528, 1056; a value
+         variant x target_ctas (default 0, 96, 132, 240, 264, 384, 528, 1056; a value
          that repeats a split factor is skipped), several trials each;
   torch  PyTorch eager (gather + einsum + softmax, bf16) at the same points,
          CUDA events, rotating input sets; and a device-to-device copy.
@@ -344,7 +344,7 @@ def main():
     ap.add_argument("--min-trial-ms", type=float, default=10.0)
     ap.add_argument("--warmup-ms", type=float, default=20.0)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--target-ctas", default="0,96,132,264,384,528,1056",
+    ap.add_argument("--target-ctas", default="0,96,132,240,264,384,528,1056",
                     help="timing: target_ctas values, each with every compiled variant")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)

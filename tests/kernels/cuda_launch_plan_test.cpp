@@ -151,7 +151,7 @@ TEST(CudaLaunchPlan, UsersCaseSplitsIntoThreeWithCombine) {
   EXPECT_EQ(s.split_smem, smem_layout(64, 4, 2, 16).total);
   EXPECT_TRUE(s.combine);
   EXPECT_EQ(s.combine_grid, 96 * 16);
-  EXPECT_EQ(s.combine_threads, 128);
+  EXPECT_EQ(s.combine_threads, 512);
   EXPECT_EQ(s.partial_lse_floats, 96 * 16 * 3);
   EXPECT_EQ(s.partial_o_floats, 96LL * 16 * 3 * 512);
 }
