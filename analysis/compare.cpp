@@ -24,6 +24,21 @@ const char* to_string(ChangeVerdict verdict) {
   return "unknown";
 }
 
+std::optional<Direction> parse_direction(std::string_view text) {
+  for (Direction d : {Direction::kLowerIsBetter, Direction::kHigherIsBetter}) {
+    if (text == to_string(d)) return d;
+  }
+  return std::nullopt;
+}
+
+std::optional<ChangeVerdict> parse_change_verdict(std::string_view text) {
+  for (ChangeVerdict v : {ChangeVerdict::kRegression, ChangeVerdict::kImprovement,
+                          ChangeVerdict::kWithinNoise, ChangeVerdict::kUndecided}) {
+    if (text == to_string(v)) return v;
+  }
+  return std::nullopt;
+}
+
 namespace {
 std::vector<double> logs(std::span<const double> values) {
   std::vector<double> out;
@@ -32,6 +47,12 @@ std::vector<double> logs(std::span<const double> values) {
   return out;
 }
 }  // namespace
+
+double commit_value(std::span<const double> run_medians) {
+  double sum = 0;
+  for (double v : run_medians) sum += std::log(v);
+  return std::exp(sum / static_cast<double>(run_medians.size()));
+}
 
 Comparison compare_runs(std::span<const double> run_medians_a,
                         std::span<const double> run_medians_b, const NoiseBand& band,

@@ -14,7 +14,8 @@
 // variance pools this comparison's runs with the band's sigma and df
 // (significance.h, pooled_t_test): at 3 vs 3 runs it has df = band df + 4
 // instead of Welch's ~4, which is the difference between needing |t| > 8.6
-// and |t| > 3.4 at alpha = 0.001. Uncalibrated: Welch's t on the log run
+// and |t| > 4.2 (10 A/A runs: 13 df) or 3.4 (100 df, as history accrues)
+// at alpha = 0.001. Uncalibrated: Welch's t on the log run
 // medians (nothing is known about the noise yet). A rank test cannot serve
 // here: 3 vs 3 runs can never reach p < 0.05 (significance.h).
 //
@@ -41,7 +42,9 @@
 // or optimistic band.
 #pragma once
 
+#include <optional>
 #include <span>
+#include <string_view>
 
 #include "analysis/noise_band.h"
 
@@ -49,9 +52,11 @@ namespace perfwatch::analysis {
 
 enum class Direction { kLowerIsBetter, kHigherIsBetter };  // time_us: lower; throughput: higher
 const char* to_string(Direction direction);               // "lower_is_better", "higher_is_better"
+std::optional<Direction> parse_direction(std::string_view text);  // the manifest's metric.direction
 
 enum class ChangeVerdict { kRegression, kImprovement, kWithinNoise, kUndecided };
 const char* to_string(ChangeVerdict verdict);  // "regression", "improvement", "within_noise", "undecided"
+std::optional<ChangeVerdict> parse_change_verdict(std::string_view text);
 
 struct ComparePolicy {
   double alpha = 0.001;              // significance for a flag (each look; see more_runs)
@@ -75,6 +80,11 @@ struct Comparison {
 
   double delta_rel() const { return ratio - 1; }
 };
+
+// A commit's value at a point, as histories and change-point detection use
+// it: the geometric mean of its run medians (what `ratio` divides).
+// REQUIRES: !run_medians.empty(), every value > 0.
+double commit_value(std::span<const double> run_medians);
 
 // REQUIRES: !run_medians_a.empty(), !run_medians_b.empty(), every value > 0.
 // With fewer than 3 runs in all and an uncalibrated band there is no

@@ -30,6 +30,22 @@ const char* to_string(ExperimentVerdict verdict) {
   return "unknown";
 }
 
+std::optional<PointVerdict> parse_point_verdict(std::string_view text) {
+  for (PointVerdict v : {PointVerdict::kBetter, PointVerdict::kWorse, PointVerdict::kNoEffect,
+                         PointVerdict::kUndecided}) {
+    if (text == to_string(v)) return v;
+  }
+  return std::nullopt;
+}
+
+std::optional<ExperimentVerdict> parse_experiment_verdict(std::string_view text) {
+  for (ExperimentVerdict v : {ExperimentVerdict::kAccepted, ExperimentVerdict::kRejected,
+                              ExperimentVerdict::kMixed, ExperimentVerdict::kNoEffect}) {
+    if (text == to_string(v)) return v;
+  }
+  return std::nullopt;
+}
+
 namespace {
 double log_mean(std::span<const double> v) {
   double s = 0;

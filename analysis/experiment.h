@@ -24,8 +24,10 @@
 //                ExperimentSummary say how many there were).
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "analysis/compare.h"
 #include "analysis/noise_band.h"
@@ -34,9 +36,11 @@ namespace perfwatch::analysis {
 
 enum class PointVerdict { kBetter, kWorse, kNoEffect, kUndecided };
 const char* to_string(PointVerdict verdict);  // "better", "worse", "no_effect", "undecided"
+std::optional<PointVerdict> parse_point_verdict(std::string_view text);
 
 enum class ExperimentVerdict { kAccepted, kRejected, kMixed, kNoEffect };
 const char* to_string(ExperimentVerdict verdict);  // "accepted", "rejected", "mixed", "no_effect"
+std::optional<ExperimentVerdict> parse_experiment_verdict(std::string_view text);
 
 // One row of an experiment's evidence table.
 struct EvidenceRow {

@@ -8,12 +8,14 @@
 // runs in the store are the state):
 //   1. series = per-commit geometric means of run medians (the trailing
 //      window of the history); cps = find_change_points(series);
-//   2. for each cp, reopen = commits_to_reopen(cps, i, runs, comparisons);
-//      drop the commits whose comparison cannot grow any more (both sides
-//      at max_runs_confirm); if any are left and keep_persistent() keeps
-//      the cp, then for each commit k in order: grow k and its predecessor
-//      with confirmation_runs() until the comparison is decided or the
-//      budget is reached; stop at the first k flagged.
+//   2. for each cp, reopen = commits_to_reopen(cps, i, runs, comparisons),
+//      with comparisons[k] = compare_runs(runs[k-1], runs[k], band now);
+//      drop the commits whose comparison cannot grow any more (k and k - 1
+//      both at max_runs_confirm runs); if any are left and
+//      keep_persistent() keeps the cp, then for each commit k in order: grow
+//      k and its predecessor with confirmation_runs() until the comparison
+//      is decided or the budget is reached; stop at the first k flagged.
+// benchmarks/detection_sim.cpp (run_perfwatch) is this procedure in code.
 // A change point keeps being re-examined while it is unexplained, at no GPU
 // cost once its candidates are at budget; as the history grows its location
 // sharpens and a new candidate may get runs.

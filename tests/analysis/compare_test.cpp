@@ -24,6 +24,11 @@ TEST(CompareRuns, Names) {
   EXPECT_EQ(std::string(to_string(ChangeVerdict::kUndecided)), "undecided");
   EXPECT_EQ(std::string(to_string(Direction::kLowerIsBetter)), "lower_is_better");
   EXPECT_EQ(std::string(to_string(Direction::kHigherIsBetter)), "higher_is_better");
+  EXPECT_EQ(parse_direction("higher_is_better"), Direction::kHigherIsBetter);
+  EXPECT_EQ(parse_direction("lower_is_better"), Direction::kLowerIsBetter);
+  EXPECT_FALSE(parse_direction("faster").has_value());
+  EXPECT_EQ(parse_change_verdict("within_noise"), ChangeVerdict::kWithinNoise);
+  EXPECT_FALSE(parse_change_verdict("within noise").has_value());
 }
 
 TEST(CompareRuns, ClearSlowdownIsARegressionForTimesAndAnImprovementForThroughput) {
@@ -119,6 +124,14 @@ TEST(CompareRuns, ConfirmationReopensWithinNoiseButNotFlags) {
       compare_runs(a, slow, calibrated_one_percent(), Direction::kLowerIsBetter);
   ASSERT_EQ(flagged.verdict, ChangeVerdict::kRegression);
   EXPECT_EQ(confirmation_runs(flagged, RunBudget{}).add_b, 0);
+}
+
+TEST(CommitValue, IsTheGeometricMeanOfRunMedians) {
+  EXPECT_NEAR(commit_value(std::vector<double>{100, 121}), 110, 1e-9);
+  EXPECT_NEAR(commit_value(std::vector<double>{50}), 50, 1e-12);
+  const std::vector<double> a = {100, 102, 98}, b = {110, 112, 108};
+  const Comparison c = compare_runs(a, b, calibrated_one_percent(), Direction::kLowerIsBetter);
+  EXPECT_NEAR(c.ratio, commit_value(b) / commit_value(a), 1e-12);
 }
 
 TEST(CompareRuns, OneRunASideWithoutCalibrationIsNoEvidence) {

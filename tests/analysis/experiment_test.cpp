@@ -23,6 +23,9 @@ TEST(ExperimentVerdict, Names) {
   EXPECT_EQ(std::string(to_string(ExperimentVerdict::kNoEffect)), "no_effect");
   EXPECT_EQ(std::string(to_string(PointVerdict::kBetter)), "better");
   EXPECT_EQ(std::string(to_string(PointVerdict::kNoEffect)), "no_effect");
+  EXPECT_EQ(parse_experiment_verdict("rejected"), ExperimentVerdict::kRejected);
+  EXPECT_EQ(parse_point_verdict("worse"), PointVerdict::kWorse);
+  EXPECT_FALSE(parse_experiment_verdict("no effect").has_value());
 }
 
 // Hand-made evidence tables, one per outcome of DESIGN.md's definition.
