@@ -11,44 +11,35 @@ namespace {
 
 constexpr float kNegInf = -__builtin_huge_valf();
 
-// One CTA per (b, h): kCombineGroups groups of 128 threads, each thread four
-// output columns; group g sums splits g, g + groups, ... and the groups meet
-// in shared memory. The partial lse are log2-domain; the weights
+// One CTA per (b, h): Groups groups of 128 threads, each thread four output
+// columns; group g sums splits g, g + Groups, ... eight a round, and the
+// groups meet in shared memory. The partial lse are log2-domain; the weights
 // exp2(lse_s - max) sum the splits' softmax denominators back together.
-// Every load of a round is independent, so a (b, h) costs about two memory
-// latencies (the lse, then the partials) rather than one a split.
+// Every load of a round is independent, so a (b, h) costs a memory latency
+// for the lse and one a round for the partials, not one a split.
 //
 // Launched as a programmatic dependent of the split kernel: it may be
 // resident before that grid ends and waits for it (griddepcontrol.wait)
 // before the first read. The partials are dead once read: their L2 lines
 // are discarded instead of being written back to memory.
-constexpr int kColThreads = kDimV / 4;
 constexpr int kBatch = 8;
-static_assert(kCombineThreads == kCombineGroups * kColThreads, "combine block shape");
 
-__device__ __forceinline__ float block_max(float v, float* red) {
-  for (int off = 16; off > 0; off /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, off));
-  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
-  if (lane == 0) red[warp] = v;
-  __syncthreads();
-  v = red[0];
-  for (int w = 1; w < kCombineThreads / 32; ++w) v = fmaxf(v, red[w]);
-  return v;
-}
-
-__global__ void __launch_bounds__(kCombineThreads) combine_kernel_impl(const CombineArgs a) {
-  __shared__ float red[kCombineThreads / 32];
-  __shared__ float4 acc_s[kCombineGroups - 1][kColThreads];
-  __shared__ float sum_s[kCombineGroups - 1];
+template <int Groups>
+__global__ void __launch_bounds__(Groups * kCombineColumnThreads) combine_kernel_impl(const CombineArgs a) {
+  constexpr int kThreads = Groups * kCombineColumnThreads;
+  __shared__ float4 acc_s[Groups > 1 ? Groups - 1 : 1][kCombineColumnThreads];
+  __shared__ float sum_s[Groups > 1 ? Groups - 1 : 1];
   asm volatile("griddepcontrol.wait;\n" ::: "memory");
   const long long bh = blockIdx.x;
   const int tid = static_cast<int>(threadIdx.x);
   const float* __restrict__ lse = a.lse_part + bh * a.nsplit;
+  // Each warp finds the max on its own: no barrier before the partials load.
   float mx = kNegInf;
-  for (int s = tid; s < a.nsplit; s += kCombineThreads) mx = fmaxf(mx, lse[s]);
-  mx = block_max(mx, red);
+#pragma unroll kBatch
+  for (int s = tid % 32; s < a.nsplit; s += 32) mx = fmaxf(mx, lse[s]);
+  for (int off = 16; off > 0; off /= 2) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
 
-  const int group = tid / kColThreads, col = (tid % kColThreads) * 4;
+  const int group = tid / kCombineColumnThreads, col = (tid % kCombineColumnThreads) * 4;
   std::uint16_t* out = a.o + bh * kDimV + col;
   if (mx == kNegInf) {  // every index of this batch element masked
     if (group == 0) {
@@ -60,12 +51,12 @@ __global__ void __launch_bounds__(kCombineThreads) combine_kernel_impl(const Com
   float sum = 0.f;
   float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
   const float* __restrict__ part = a.o_part + bh * a.nsplit * kDimV + col;
-  for (int s0 = group; s0 < a.nsplit; s0 += kBatch * kCombineGroups) {
+  for (int s0 = group; s0 < a.nsplit; s0 += kBatch * Groups) {
     float w[kBatch];
     float4 v[kBatch];
 #pragma unroll
     for (int j = 0; j < kBatch; ++j) {
-      const int s = s0 + j * kCombineGroups;
+      const int s = s0 + j * Groups;
       w[j] = s < a.nsplit ? exp2f(lse[s] - mx) : 0.f;
       v[j] = s < a.nsplit ? *reinterpret_cast<const float4*>(part + static_cast<long long>(s) * kDimV)
                           : make_float4(0.f, 0.f, 0.f, 0.f);
@@ -76,24 +67,28 @@ __global__ void __launch_bounds__(kCombineThreads) combine_kernel_impl(const Com
       acc.x += w[j] * v[j].x; acc.y += w[j] * v[j].y; acc.z += w[j] * v[j].z; acc.w += w[j] * v[j].w;
     }
   }
-  if (group > 0) {
-    acc_s[group - 1][tid % kColThreads] = acc;
-    if (tid % kColThreads == 0) sum_s[group - 1] = sum;
+  if constexpr (Groups > 1) {
+    if (group > 0) {
+      acc_s[group - 1][tid % kCombineColumnThreads] = acc;
+      if (tid % kCombineColumnThreads == 0) sum_s[group - 1] = sum;
+    }
   }
   __syncthreads();
   // Every read of this row's partials is done: drop their lines from L2.
   {
     const char* base = reinterpret_cast<const char*>(a.o_part + bh * a.nsplit * kDimV);
     const int lines = a.nsplit * kDimV * 4 / 128;
-    for (int i = tid; i < lines; i += kCombineThreads)
+    for (int i = tid; i < lines; i += kThreads)
       asm volatile("discard.global.L2 [%0], 128;\n" ::"l"(base + static_cast<long long>(i) * 128) : "memory");
   }
   if (group != 0) return;
+  if constexpr (Groups > 1) {
 #pragma unroll
-  for (int g = 0; g < kCombineGroups - 1; ++g) {
-    const float4 v = acc_s[g][tid];
-    acc.x += v.x; acc.y += v.y; acc.z += v.z; acc.w += v.w;
-    sum += sum_s[g];
+    for (int g = 0; g < Groups - 1; ++g) {
+      const float4 v = acc_s[g][tid];
+      acc.x += v.x; acc.y += v.y; acc.z += v.z; acc.w += v.w;
+      sum += sum_s[g];
+    }
   }
   const float inv = 1.f / sum;
   const std::uint32_t lo = static_cast<std::uint32_t>(float_to_bf16_bits(acc.x * inv)) |
@@ -134,9 +129,13 @@ __global__ void __launch_bounds__(256) fill_kv_kernel(std::uint16_t* kv, long lo
 
 }  // namespace
 
-const void* combine_kernel() { return reinterpret_cast<const void*>(&combine_kernel_impl); }
+const void* combine_kernel(int groups) {
+  return groups == 1 ? reinterpret_cast<const void*>(&combine_kernel_impl<1>)
+                     : reinterpret_cast<const void*>(&combine_kernel_impl<kCombineMaxGroups>);
+}
 
 cudaError_t launch_combine(const CombineArgs& args, unsigned grid, cudaStream_t stream) {
+  const int groups = combine_groups(args.nsplit);
   // Programmatic dependent launch: the combine's launch latency overlaps the
   // split kernel's tail (sm_90 and later; both built targets have it).
   cudaLaunchAttribute attr[1];
@@ -144,12 +143,13 @@ cudaError_t launch_combine(const CombineArgs& args, unsigned grid, cudaStream_t 
   attr[0].val.programmaticStreamSerializationAllowed = 1;
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(grid);
-  config.blockDim = dim3(kCombineThreads);
+  config.blockDim = dim3(groups * kCombineColumnThreads);
   config.dynamicSmemBytes = 0;
   config.stream = stream;
   config.attrs = attr;
   config.numAttrs = 1;
-  return cudaLaunchKernelEx(&config, combine_kernel_impl, args);
+  return groups == 1 ? cudaLaunchKernelEx(&config, combine_kernel_impl<1>, args)
+                     : cudaLaunchKernelEx(&config, combine_kernel_impl<kCombineMaxGroups>, args);
 }
 
 void launch_timestamps(unsigned long long* out, int multiprocessors, cudaStream_t stream) {

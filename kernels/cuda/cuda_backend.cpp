@@ -113,7 +113,7 @@ class CudaBackend final : public Backend {
     MLA_CUDA_CHECK(cudaRuntimeGetVersion(&runtime_));
     // Fails with cudaErrorNoKernelImageForDevice when the build has no code for this device.
     cudaFuncAttributes fa{};
-    MLA_CUDA_CHECK(cudaFuncGetAttributes(&fa, combine_kernel()));
+    MLA_CUDA_CHECK(cudaFuncGetAttributes(&fa, combine_kernel(1)));
     // Raise the dynamic shared-memory limit of every kernel that fits, once.
     for (const KernelShape& base : compiled_shapes())
       for (int bh : kBlockHs) {
@@ -187,10 +187,15 @@ class CudaBackend final : public Backend {
       }
       r.kernels.push_back(res);
     }
-    cudaFuncAttributes fa{};
-    MLA_CUDA_CHECK(cudaFuncGetAttributes(&fa, combine_kernel()));
-    r.kernels.push_back({"combine", 0, kCombineThreads, fa.numRegs, static_cast<int>(fa.sharedSizeBytes), 0,
-                         static_cast<int>(fa.localSizeBytes), occupancy(combine_kernel(), kCombineThreads, 0)});
+    for (int groups : {1, kCombineMaxGroups}) {
+      cudaFuncAttributes fa{};
+      const void* fn = combine_kernel(groups);
+      MLA_CUDA_CHECK(cudaFuncGetAttributes(&fa, fn));
+      const int threads = groups * kCombineColumnThreads;
+      r.kernels.push_back({"combine<g" + std::to_string(groups) + ">", 0, threads, fa.numRegs,
+                           static_cast<int>(fa.sharedSizeBytes), 0, static_cast<int>(fa.localSizeBytes),
+                           occupancy(fn, threads, 0)});
+    }
     r.feasible = any_fits;
     if (!any_fits) r.reason = reasons;
     return r;

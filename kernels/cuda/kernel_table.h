@@ -49,7 +49,8 @@ SplitKernelOps split_kernel_ops();
 // (block_t, num_warps, num_stages) is not one of them.
 SplitKernelOps find_split_kernel(int block_t, int num_warps, int num_stages, bool* ok);
 
-const void* combine_kernel();
+// The combine kernel with `groups` split groups (combine_groups(nsplit)).
+const void* combine_kernel(int groups);
 // Returns the launch's error (cudaLaunchKernelEx); the caller also checks cudaGetLastError.
 cudaError_t launch_combine(const CombineArgs& args, unsigned grid, cudaStream_t stream);
 

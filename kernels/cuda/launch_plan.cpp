@@ -70,7 +70,7 @@ LaunchShape launch_shape(const VariantParams& v, const Point& p, int multiproces
   s.combine = s.split.nsplit > 1;
   if (s.combine) {
     s.combine_grid = static_cast<long long>(p.batch) * p.heads;
-    s.combine_threads = kCombineThreads;
+    s.combine_threads = combine_groups(s.split.nsplit) * kCombineColumnThreads;
     s.partial_lse_floats = s.combine_grid * s.split.nsplit;
     s.partial_o_floats = s.partial_lse_floats * kDimV;
   }

@@ -134,15 +134,18 @@ struct LaunchShape {
   int split_smem = 0;
   bool combine = false;          // nsplit > 1: partials go through the combine kernel
   long long combine_grid = 0;    // one CTA per (b, h)
-  int combine_threads = 0;
+  int combine_threads = 0;      // combine_groups(nsplit) x 128
   long long partial_o_floats = 0;   // [B, H, nsplit, 512] fp32 when combine
   long long partial_lse_floats = 0; // [B, H, nsplit]
 };
 
-// Combine CTA: kCombineGroups groups of 128 threads (four output columns a
-// thread), each group summing every kCombineGroups-th split.
-inline constexpr int kCombineGroups = 4;
-inline constexpr int kCombineThreads = kCombineGroups * kDimV / 4;
+// Combine CTA: `groups` groups of 128 threads (four output columns a
+// thread), each group summing every groups-th split, eight splits a round.
+// One group up to 16 splits (a small CTA keeps the whole combine grid in one
+// wave), four beyond (fewer rounds of memory latency for long split lists).
+inline constexpr int kCombineColumnThreads = kDimV / 4;
+inline constexpr int kCombineMaxGroups = 4;
+MLA_PLAN_HD constexpr int combine_groups(int nsplit) { return nsplit > 16 ? kCombineMaxGroups : 1; }
 
 // REQUIRES: is_compiled(variant), point valid, multiprocessors >= 1.
 LaunchShape launch_shape(const VariantParams& variant, const Point& point, int multiprocessors);

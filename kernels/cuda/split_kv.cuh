@@ -258,10 +258,10 @@ __global__ void __launch_bounds__(32 * NumWarps, 1) split_kv_kernel(const SplitA
     const std::uint16_t* const kvt = kv_s + stage * BlockT * RS;
 
     // ---- partial scores over this warp's k-steps, all chunks of the tile.
-    // With one chunk, even and odd k-steps accumulate apart (two chains of
-    // dependent MMAs instead of one twice as long).
+    // (Two accumulator sets for one-chunk tiles, to halve the MMA chain, cost
+    // bt16_w4 ten registers and its third CTA an SM: slower, measured.)
     {
-      constexpr int kSets = C::kChunks == 1 ? 2 : 1;
+      constexpr int kSets = 1;
       float s_acc[kSets][C::kChunks][C::kMTiles][2][4];
 #pragma unroll
       for (int st = 0; st < kSets; ++st)
@@ -295,15 +295,6 @@ __global__ void __launch_bounds__(32 * NumWarps, 1) split_kv_kernel(const SplitA
             mma_bf16(s_acc[ks % kSets][c][mt][1], qa[mt], kb[2], kb[3]);
           }
         }
-      }
-      if constexpr (kSets == 2) {
-#pragma unroll
-        for (int mt = 0; mt < C::kMTiles; ++mt)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            s_acc[0][0][mt][0][e] += s_acc[1][0][mt][0][e];
-            s_acc[0][0][mt][1][e] += s_acc[1][0][mt][1][e];
-          }
       }
       float* const scw = sc_s + warp * BlockH * SS;
 #pragma unroll

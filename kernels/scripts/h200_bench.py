@@ -14,7 +14,9 @@ Phases:
          variant x target_ctas (default 0, 96, 132, 240, 264, 384, 528, 1056; a value
          that repeats a split factor is skipped), several trials each;
   torch  PyTorch eager (gather + einsum + softmax, bf16) at the same points,
-         CUDA events, rotating input sets; and a device-to-device copy.
+         CUDA events, rotating input sets; and a device-to-device copy;
+  profile  Nsight Compute sections of one split launch of a few cases (off by
+         default), appended to DIR/analysis.txt.
 Raw protocol lines go to DIR/check.jsonl and DIR/time.jsonl; the summary to
 DIR/summary.json and DIR/table.md.
 """
@@ -257,6 +259,44 @@ def phase_torch(args):
     return res
 
 
+PROFILE_CASES = [  # (point, block_t, num_warps, num_stages, target_ctas)
+    (("b96_h16_k2048", 96, 16, 2048), 16, 4, 2, 384),
+    (("b64_h16_k2048", 64, 16, 2048), 64, 8, 2, 96),
+    (("b8_h16_k2048", 8, 16, 2048), 64, 4, 2, 96),
+    (("b128_h128_k2048", 128, 128, 2048), 32, 4, 1, 0),
+]
+NCU_SECTIONS = ["SpeedOfLight", "Occupancy", "LaunchStats", "WarpStateStats", "SchedulerStats",
+                "MemoryWorkloadAnalysis", "ComputeWorkloadAnalysis"]
+
+
+def phase_profile(args):
+    """Nsight Compute on one split launch of a few cases (a timing set, warm): the
+    stall reasons and pipe use that say what bounds the kernel."""
+    import shutil
+    ncu = shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
+    path = os.path.join(args.out, "analysis.txt")
+    for (pid, b, h, k), bt, w, st, tc in PROFILE_CASES:
+        name = variant_name(bt, w, st, tc)
+        plan = {"kind": "plan", "schema_version": 1, "backend": "cuda",
+                "variants": [{"name": name, "params": {"block_t": bt, "num_warps": w, "num_stages": st, "target_ctas": tc}}],
+                "points": points([(pid, b, h, k)]), "timing": {"min_trial_ms": 1, "warmup_ms": 1}}
+        text = json.dumps(plan) + "\n" + json.dumps({"kind": "measure", "variant": name, "point": pid, "trials": 1}) + "\n"
+        cmd = [ncu, "--clock-control", "none", "--kernel-name", "regex:split_kv", "--launch-skip", "3",
+               "--launch-count", "1"] + sum((["--section", x] for x in NCU_SECTIONS), []) + [args.bench]
+        t0 = time.time()
+        proc = subprocess.run(cmd, input=text, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        report = [l for l in proc.stdout.splitlines() if not l.startswith("{")]
+        with open(path, "a") as f:
+            f.write("\n==== ncu %s at %s (exit %d, %.0f s)\n" % (name, pid, proc.returncode, time.time() - t0))
+            f.write("\n".join(report) + "\n")
+        keys = ("Duration", "DRAM Throughput", "Memory Throughput", "Compute (SM) Throughput", "Achieved Occupancy",
+                "Issued Warp Per Scheduler", "No Eligible", "Warp Cycles Per Issued Instruction")
+        print("ncu %s at %s:" % (name, pid))
+        for l in report:
+            if any(x in l for x in keys):
+                print("   " + " ".join(l.split()))
+
+
 def table(check, header, variant_lines, rows, torch_res):
     out = []
     dev = header.get("device", {})
@@ -355,6 +395,11 @@ def main():
         check, header, variant_lines = phase_check(args)
     if "time" in phases:
         rows = phase_time(args)
+    if "profile" in phases:
+        try:
+            phase_profile(args)
+        except Exception as e:
+            print("profile phase failed: %r" % (e,))
     if "torch" in phases:
         try:
             torch_res = phase_torch(args)

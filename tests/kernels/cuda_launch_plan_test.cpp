@@ -151,7 +151,7 @@ TEST(CudaLaunchPlan, UsersCaseSplitsIntoThreeWithCombine) {
   EXPECT_EQ(s.split_smem, smem_layout(64, 4, 2, 16).total);
   EXPECT_TRUE(s.combine);
   EXPECT_EQ(s.combine_grid, 96 * 16);
-  EXPECT_EQ(s.combine_threads, 512);
+  EXPECT_EQ(s.combine_threads, 128);  // one split group up to 16 splits
   EXPECT_EQ(s.partial_lse_floats, 96 * 16 * 3);
   EXPECT_EQ(s.partial_o_floats, 96LL * 16 * 3 * 512);
 }
@@ -174,6 +174,14 @@ TEST(CudaLaunchPlan, HeadTileHeightFollowsTheHeadsPerCta) {
   EXPECT_EQ(shape(128).kernel.block_h, 32);
   EXPECT_EQ(shape(40).split.head_groups, 2);  // 32 + 8 heads
   EXPECT_EQ(shape(16).split.tiles, 32);  // ceil(1000 / 32)
+}
+
+TEST(CudaLaunchPlan, LongSplitListsGetFourCombineGroups) {
+  const LaunchShape s = launch_shape({64, 4, 2, 0}, {1, 16, 2048, KvDtype::kBf16}, 132);
+  EXPECT_EQ(s.split.nsplit, 32);
+  EXPECT_EQ(s.combine_threads, 512);
+  EXPECT_EQ(combine_groups(16), 1);
+  EXPECT_EQ(combine_groups(17), 4);
 }
 
 TEST(CudaLaunchPlan, SplitFactorIsClampedToTiles) {
