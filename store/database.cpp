@@ -109,6 +109,8 @@ Result<Database> Database::open(const std::filesystem::path& file, OpenOptions o
     // daily; a power loss or kernel panic may lose the last transactions
     // (never corrupt the file). FULL would fsync every trial insert.
     Access::exec(db, "PRAGMA synchronous = NORMAL");
+    Access::exec(db, "PRAGMA cache_size = " + std::to_string(-options.cache_kib));
+    Access::exec(db, "PRAGMA mmap_size = " + std::to_string(options.mmap_bytes));
     Access::exec(db, "PRAGMA foreign_keys = ON");
     detail::Statement fk(Access::handle(db), "PRAGMA foreign_keys");
     if (!fk.step() || fk.get<std::int64_t>("foreign_keys") != 1)
@@ -135,6 +137,8 @@ Result<Database> Database::open_read_only(const std::filesystem::path& file, Ope
     // Belt and braces: the connection is read-only, and query_only makes any
     // write a clear error instead of a lock attempt.
     Access::exec(db, "PRAGMA query_only = ON");
+    Access::exec(db, "PRAGMA cache_size = " + std::to_string(-options.cache_kib));
+    Access::exec(db, "PRAGMA mmap_size = " + std::to_string(options.mmap_bytes));
     detail::Statement s(Access::handle(db), "PRAGMA user_version");
     s.step();
     int version = s.get<int>("user_version");

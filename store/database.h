@@ -34,6 +34,12 @@ struct OpenOptions {
   // How long a statement waits for another connection's lock before it fails
   // with a kTimeout error.
   int busy_timeout_ms = 5000;
+  // Page cache of the connection, KiB. The history reads touch a few MB of
+  // index and summary pages; SQLite's default (2 MB) re-reads them per call.
+  int cache_kib = 32 * 1024;
+  // Bytes of the file read through a memory map instead of read() calls
+  // (0 = off); WAL writes still go through write().
+  std::int64_t mmap_bytes = 256LL << 20;
   // Tests only: migrate to this schema version instead of the latest. Ignored
   // by open_read_only.
   std::optional<int> schema_version;

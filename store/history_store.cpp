@@ -150,16 +150,26 @@ Result<PointHistory> HistoryReader::point_history(const HistoryQuery& query) {
 
     out.testbed_id = query.testbed_id;
     if (!out.testbed_id) {
-      Query q(db_, std::string(kChain) +
-                       "SELECT r.testbed_id AS testbed_id FROM chain JOIN commits c ON c.id = chain.id "
-                       "JOIN runs r ON r.commit_id = coalesce(c.inherited_from, c.id) AND r.status = 'ok' "
-                       "JOIN run_variants v ON v.run_id = r.id AND v.name = :variant "
-                       "JOIN summaries s ON s.variant_id = v.id AND s.point_id = :point "
-                       "WHERE r.testbed_id IS NOT NULL AND instr(:kinds, ',' || r.kind || ',') > 0 "
-                       "ORDER BY chain.pos, r.id DESC LIMIT 1");
+      // Walks back from the head only until a commit has an ok run with a
+      // summary at this variant x point: usually one step.
+      Query q(db_,
+              // (+r.status: look runs up by commit, not by status in id order.)
+              "WITH RECURSIVE chain(id, parent_sha, pos, testbed) AS ("
+              "  SELECT NULL, :head, -1, NULL"
+              "  UNION ALL"
+              "  SELECT c.id, c.parent_sha, chain.pos + 1, ("
+              "      SELECT r.testbed_id FROM runs r"
+              "      JOIN run_variants v ON v.run_id = r.id AND v.name = :variant"
+              "      JOIN summaries s ON s.variant_id = v.id AND s.point_id = :point"
+              "      WHERE r.commit_id = coalesce(c.inherited_from, c.id) AND +r.status = 'ok'"
+              "        AND r.testbed_id IS NOT NULL AND instr(:kinds, ',' || r.kind || ',') > 0"
+              "      ORDER BY r.id DESC LIMIT 1)"
+              "  FROM chain JOIN commits c ON c.repo_id = :repo AND c.sha = chain.parent_sha"
+              "  WHERE chain.testbed IS NULL AND chain.pos + 1 < :depth) "
+              "SELECT testbed FROM chain WHERE testbed IS NOT NULL");
       bind_chain(*q);
       q->bind(":variant", query.variant).bind(":point", out.point.id).bind(":kinds", kinds);
-      if (q->step()) out.testbed_id = q->get<TestbedId>("testbed_id");
+      if (q->step()) out.testbed_id = q->get<TestbedId>("testbed");
     }
     if (!out.testbed_id) return out;  // nothing measured at this point on this chain
     const TestbedId testbed = *out.testbed_id;
@@ -172,21 +182,38 @@ Result<PointHistory> HistoryReader::point_history(const HistoryQuery& query) {
       if (q->step()) out.band = detail::read_noise_band(*q);
     }
 
-    // Commits of the chain with their pooled value, newest first.
+    // One walk of the chain, newest first; a row per commit x ok run (one
+    // row with NULL run columns for a commit without runs). For each commit:
+    // its pooled value and newest flag; for each run: the median of the
+    // run's variant (by name) at the point. Every join is an index lookup.
     std::vector<HistoryEntry> entries;
-    {
-      Query q(db_, std::string(kChain) +
-                       "SELECT chain.pos AS pos, c.id AS commit_id, c.sha AS sha, c.subject AS subject, "
-                       "  c.author AS author, c.committed_at AS committed_at, c.inherited_from AS inherited_from, "
-                       "  cs.commit_id AS pooled_commit, cs.metric AS metric, cs.runs AS runs, cs.median AS median, "
-                       "  cs.ci_low AS ci_low, cs.ci_high AS ci_high, cs.updated_at AS updated_at "
-                       "FROM chain JOIN commits c ON c.id = chain.id "
-                       "LEFT JOIN commit_summaries cs ON cs.commit_id = coalesce(c.inherited_from, c.id) "
-                       "  AND cs.testbed_id = :testbed AND cs.variant = :variant AND cs.point_id = :point "
-                       "ORDER BY chain.pos");
-      bind_chain(*q);
-      q->bind(":testbed", testbed).bind(":variant", query.variant).bind(":point", out.point.id);
-      while (q->step()) {
+    entries.reserve(static_cast<std::size_t>(std::min(query.limit, 4096)));
+    Query q(db_, std::string(kChain) +
+                     "SELECT chain.pos AS pos, c.id AS commit_id, c.sha AS sha, c.subject AS subject, "
+                     "  c.author AS author, c.committed_at AS committed_at, c.inherited_from AS inherited_from, "
+                     "  cs.commit_id AS pooled_commit, cs.metric AS pooled_metric, cs.runs AS pooled_runs, "
+                     "  cs.median AS pooled_median, cs.ci_low AS pooled_ci_low, cs.ci_high AS pooled_ci_high, "
+                     "  cs.updated_at AS pooled_updated_at, "
+                     "  (SELECT max(f.id) FROM flags f WHERE f.commit_id = c.id AND f.testbed_id = :testbed "
+                     "     AND f.variant = :variant AND f.point_id = :point) AS flag_id, "
+                     "  r.id AS run_id, r.kind AS run_kind, s.median AS median, s.ci_low AS ci_low, "
+                     "  s.ci_high AS ci_high, s.n AS n "
+                     "FROM chain JOIN commits c ON c.id = chain.id "
+                     "LEFT JOIN commit_summaries cs ON cs.commit_id = coalesce(c.inherited_from, c.id) "
+                     "  AND cs.testbed_id = :testbed AND cs.variant = :variant AND cs.point_id = :point "
+                     "LEFT JOIN runs r ON r.commit_id = coalesce(c.inherited_from, c.id) AND r.testbed_id = :testbed "
+                     "  AND r.status = 'ok' AND instr(:kinds, ',' || r.kind || ',') > 0 "
+                     "LEFT JOIN run_variants v ON v.run_id = r.id AND v.name = :variant "
+                     "LEFT JOIN summaries s ON s.variant_id = v.id AND s.point_id = :point "
+                     "ORDER BY chain.pos, r.id");
+    bind_chain(*q);
+    q->bind(":testbed", testbed).bind(":variant", query.variant).bind(":point", out.point.id).bind(":kinds", kinds);
+    std::vector<std::pair<std::size_t, FlagId>> flags;
+    std::int64_t last_pos = -1;
+    while (q->step()) {
+      auto pos = q->get<std::int64_t>("pos");
+      if (pos != last_pos) {
+        last_pos = pos;
         HistoryEntry e;
         e.commit_id = q->get<CommitId>("commit_id");
         e.sha = q->get<std::string>("sha");
@@ -199,54 +226,29 @@ Result<PointHistory> HistoryReader::point_history(const HistoryQuery& query) {
                                          testbed,
                                          query.variant,
                                          out.point.id,
-                                         q->get<std::string>("metric"),
-                                         q->get<std::int64_t>("runs"),
-                                         q->get<double>("median"),
-                                         q->get<std::optional<double>>("ci_low"),
-                                         q->get<std::optional<double>>("ci_high"),
-                                         q->get<UnixSeconds>("updated_at")};
+                                         q->get<std::string>("pooled_metric"),
+                                         q->get<std::int64_t>("pooled_runs"),
+                                         q->get<double>("pooled_median"),
+                                         q->get<std::optional<double>>("pooled_ci_low"),
+                                         q->get<std::optional<double>>("pooled_ci_high"),
+                                         q->get<UnixSeconds>("pooled_updated_at")};
+        if (auto flag = q->get<std::optional<FlagId>>("flag_id")) flags.emplace_back(entries.size(), *flag);
         entries.push_back(std::move(e));
       }
+      if (auto median = q->get<std::optional<double>>("median"))
+        entries.back().runs.push_back({q->get<RunId>("run_id"), detail::read_enum(*q, "run_kind", parse_run_kind),
+                                       *median, q->get<std::optional<double>>("ci_low"),
+                                       q->get<std::optional<double>>("ci_high"), q->get<std::int64_t>("n")});
     }
-    // Run medians: chain -> runs of the commit (or the one it inherits
-    // from) -> the run's variant by name -> its summary at the point.
-    {
-      Query q(db_, std::string(kChain) +
-                       "SELECT chain.pos AS pos, r.id AS run_id, r.kind AS kind, s.median AS median, "
-                       "  s.ci_low AS ci_low, s.ci_high AS ci_high, s.n AS n "
-                       "FROM chain JOIN commits c ON c.id = chain.id "
-                       "JOIN runs r ON r.commit_id = coalesce(c.inherited_from, c.id) AND r.testbed_id = :testbed "
-                       "  AND r.status = 'ok' "
-                       "JOIN run_variants v ON v.run_id = r.id AND v.name = :variant "
-                       "JOIN summaries s ON s.variant_id = v.id AND s.point_id = :point "
-                       "WHERE s.median IS NOT NULL AND instr(:kinds, ',' || r.kind || ',') > 0 "
-                       "ORDER BY chain.pos, r.id");
-      bind_chain(*q);
-      q->bind(":testbed", testbed).bind(":variant", query.variant).bind(":point", out.point.id).bind(":kinds", kinds);
-      while (q->step()) {
-        auto pos = static_cast<std::size_t>(q->get<std::int64_t>("pos"));
-        if (pos >= entries.size()) continue;
-        entries[pos].runs.push_back({q->get<RunId>("run_id"), detail::read_enum(*q, "kind", parse_run_kind),
-                                     q->get<double>("median"), q->get<std::optional<double>>("ci_low"),
-                                     q->get<std::optional<double>>("ci_high"), q->get<std::int64_t>("n")});
-      }
-    }
-    // Flags on the commits themselves (an inheriting commit has none).
-    {
-      Query q(db_, std::string(kChain) + "SELECT chain.pos AS pos, " + detail::kFlagColumns +
-                       " FROM chain JOIN flags f ON f.commit_id = chain.id AND f.testbed_id = :testbed "
-                       "  AND f.variant = :variant AND f.point_id = :point "
-                       "ORDER BY chain.pos, f.id");
-      bind_chain(*q);
-      q->bind(":testbed", testbed).bind(":variant", query.variant).bind(":point", out.point.id);
-      while (q->step()) {
-        auto pos = static_cast<std::size_t>(q->get<std::int64_t>("pos"));
-        if (pos < entries.size()) entries[pos].flag = detail::read_flag(*q);  // the newest wins
-      }
+    // Flags are few (a handful per point); read each by id.
+    for (auto [index, id] : flags) {
+      Query f(db_, std::string("SELECT ") + detail::kFlagColumns + " FROM flags f WHERE f.id = :id");
+      f->bind(":id", id);
+      if (f->step()) entries[index].flag = detail::read_flag(*f);
     }
     std::reverse(entries.begin(), entries.end());
-    for (auto& e : entries)
-      if (query.include_unmeasured || !e.runs.empty() || e.pooled) out.entries.push_back(std::move(e));
+    std::erase_if(entries, [&](const HistoryEntry& e) { return !query.include_unmeasured && e.runs.empty() && !e.pooled; });
+    out.entries = std::move(entries);
     return out;
   });
 }

@@ -106,9 +106,9 @@ CREATE TABLE flags (
   UNIQUE (commit_id, testbed_id, variant, point_id, kind),
   CHECK ((ack_at IS NULL) = (ack_reason IS NULL))
 );
--- The history chart's lookup of a commit's flag at a point is served by the
--- UNIQUE index above; these serve the flag lists.
-CREATE INDEX flags_by_point ON flags(variant, point_id);
+-- The history's lookup of a commit's flag at a point is served by the
+-- UNIQUE index above (commit first); open flags are counted for /metrics.
+-- Flag lists filter a small table and need no index of their own.
 CREATE INDEX flags_open ON flags(kind, id) WHERE ack_at IS NULL;
 
 CREATE TABLE experiments (

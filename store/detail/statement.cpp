@@ -139,11 +139,11 @@ void Statement::reset() noexcept {
 int Statement::column_index(std::string_view column) const {
   if (columns_.empty()) {
     int n = sqlite3_column_count(stmt_);
-    for (int i = 0; i < n; ++i) columns_.emplace(sqlite3_column_name(stmt_, i), i);
+    for (int i = 0; i < n; ++i) columns_.emplace_back(sqlite3_column_name(stmt_, i));
   }
-  auto it = columns_.find(std::string(column));
-  if (it == columns_.end()) raise(ErrorCode::kInternal, "no column " + std::string(column) + " in: " + sql_);
-  return it->second;
+  for (std::size_t i = 0; i < columns_.size(); ++i)
+    if (columns_[i] == column) return static_cast<int>(i);
+  raise(ErrorCode::kInternal, "no column " + std::string(column) + " in: " + sql_);
 }
 
 bool Statement::is_null(std::string_view column) const {

@@ -103,7 +103,9 @@ class Statement {
   sqlite3_stmt* stmt_ = nullptr;
   std::string sql_;
   std::vector<bool> bound_;
-  mutable std::unordered_map<std::string, int> columns_;
+  // Column names in result order, read once: a lookup is a short linear
+  // search without allocation (rows are read column by column, by name).
+  mutable std::vector<std::string> columns_;
   bool in_use_ = false;
 };
 
