@@ -111,6 +111,9 @@ Result<Database> Database::open(const std::filesystem::path& file, OpenOptions o
     Access::exec(db, "PRAGMA synchronous = NORMAL");
     Access::exec(db, "PRAGMA cache_size = " + std::to_string(-options.cache_kib));
     Access::exec(db, "PRAGMA mmap_size = " + std::to_string(options.mmap_bytes));
+    // After a checkpoint the WAL file is truncated to this size rather than
+    // left at its largest (a back-fill can grow it to hundreds of MB).
+    Access::exec(db, "PRAGMA journal_size_limit = " + std::to_string(64LL << 20));
     Access::exec(db, "PRAGMA foreign_keys = ON");
     detail::Statement fk(Access::handle(db), "PRAGMA foreign_keys");
     if (!fk.step() || fk.get<std::int64_t>("foreign_keys") != 1)
