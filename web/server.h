@@ -9,6 +9,7 @@
 // "Authorization: Bearer <token>".
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -17,12 +18,24 @@
 
 namespace perfwatch::web {
 
+// Bounds on what one client can ask of the server. The defaults suit a
+// dashboard on a workstation; tests shrink them.
+struct ServerLimits {
+  std::size_t max_body_bytes = 64 * 1024;  // larger requests get 413
+  int read_timeout_s = 5;                  // a client that sends nothing this long is dropped
+  int write_timeout_s = 10;
+  int threads = 8;                         // requests served at once
+  double expensive_per_s = 20;             // history, tables, searches: per client per second...
+  double expensive_burst = 40;             // ...after a burst of this many; then 429
+};
+
 struct ServerOptions {
   std::filesystem::path db;          // SQLite file (opened read-only through store::ReadPool; writes through their own store connection)
   std::string bind = "127.0.0.1";   // loopback unless told otherwise
   int port = 8080;                   // 0 = any free port (tests)
   std::string token;                 // bearer token for writes; empty = writes refused (403)
   bool read_only = false;            // `perfwatch serve`: true -- nothing writes
+  ServerLimits limits;
 };
 
 class Server {

@@ -1,0 +1,61 @@
+// The JSON API's handlers, one per route (web/README.md lists them; each
+// response is described by a schema in schemas/api/). A handler reads what
+// it needs through a leased read-only connection and returns the document or
+// an ApiError; it never sees a socket and never writes a response itself.
+#pragma once
+
+#include <string>
+
+#include <httplib.h>
+
+#include "store/read_pool.h"
+#include "web/api_error.h"
+#include "web/api_support.h"
+
+namespace perfwatch::web {
+
+// Counters the server keeps and /metrics shows.
+struct ServerCounters {
+  std::atomic<std::int64_t> requests{0};
+  std::atomic<std::int64_t> errors_4xx{0};
+  std::atomic<std::int64_t> errors_5xx{0};
+  std::atomic<std::int64_t> rate_limited{0};
+};
+
+class Api {
+ public:
+  // `writer` is null when writes are refused (read-only server, no token).
+  Api(store::ReadPool& pool, Writer* writer, const ServerCounters& counters)
+      : pool_(pool), writer_(writer), counters_(counters) {}
+
+  Reply healthz(const httplib::Request& request);
+  // Prometheus text exposition format (not JSON): the reply holds a string.
+  Reply metrics(const httplib::Request& request);
+
+  Reply repos(const httplib::Request& request);
+  Reply commits(const httplib::Request& request);
+  Reply commit(const httplib::Request& request);          // matches[1] = sha
+  Reply series(const httplib::Request& request);
+  Reply history(const httplib::Request& request);
+  Reply ab(const httplib::Request& request);
+  Reply run(const httplib::Request& request);             // matches[1] = run id
+  Reply compare_runs(const httplib::Request& request);    // matches[1], [2] = run ids
+  Reply jobs(const httplib::Request& request);
+  Reply flags(const httplib::Request& request);
+  Reply flag(const httplib::Request& request);            // matches[1] = flag id
+  // POST; the caller has checked the bearer token. matches[1] = flag id;
+  // body {"reason": ..., "by": ...} (schemas/api/acknowledge_request.schema.json).
+  Reply acknowledge(const httplib::Request& request);
+  Reply experiments(const httplib::Request& request);
+  Reply experiment(const httplib::Request& request);      // matches[1] = experiment id
+
+ private:
+  store::ReadPool& pool_;
+  Writer* writer_;
+  const ServerCounters& counters_;
+};
+
+// The schema_version every API document carries.
+inline constexpr int kApiSchemaVersion = 1;
+
+}  // namespace perfwatch::web

@@ -1,0 +1,79 @@
+// /healthz (is the database readable?) and /metrics (Prometheus text format).
+#include <cstdio>
+
+#include "store/history_store.h"
+#include "web/api.h"
+
+namespace perfwatch::web {
+
+using nlohmann::json;
+
+namespace {
+
+// A line "name{label="value"} number".
+void sample(std::string& out, const std::string& name, const std::string& labels, double value) {
+  char number[64];
+  std::snprintf(number, sizeof number, "%.17g", value);
+  out += name;
+  if (!labels.empty()) out += "{" + labels + "}";
+  out += " ";
+  out += number;
+  out += "\n";
+}
+
+void family(std::string& out, const std::string& name, const char* type, const char* help) {
+  out += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+}
+
+}  // namespace
+
+Reply Api::healthz(const httplib::Request& request) {
+  QueryParams q(request.params, {});
+  WEB_CHECK_PARAMS(q);
+  auto l = pool_.lease();
+  if (!l) {
+    std::fprintf(stderr, "perfwatch web: healthz: %s\n", l.error().to_string().c_str());
+    return std::unexpected(ApiError{503, "unavailable", "", "the database cannot be read"});
+  }
+  return json{{"schema_version", kApiSchemaVersion},
+              {"status", "ok"},
+              {"database_schema_version", l->db().schema_version()},
+              {"writes", writer_ != nullptr},
+              {"time", l->db().now()}};
+}
+
+Reply Api::metrics(const httplib::Request& request) {
+  QueryParams q(request.params, {});
+  WEB_CHECK_PARAMS(q);
+  WEB_TRY(l, lease(pool_));
+  WEB_TRY_STORE(m, store::HistoryReader(l.db()).metrics());
+  std::string out;
+  family(out, "perfwatch_jobs", "gauge", "Jobs in the queue, by state.");
+  for (const auto& [state, n] : m.jobs_by_state)
+    sample(out, "perfwatch_jobs", "state=\"" + std::string(store::to_string(state)) + "\"", static_cast<double>(n));
+  family(out, "perfwatch_runs", "gauge", "Runs (bench processes) stored, by status.");
+  for (const auto& [status, n] : m.runs_by_status)
+    sample(out, "perfwatch_runs", "status=\"" + std::string(store::to_string(status)) + "\"", static_cast<double>(n));
+  if (m.last_run_finished_at) {
+    family(out, "perfwatch_last_run_age_seconds", "gauge", "Seconds since the newest run finished.");
+    sample(out, "perfwatch_last_run_age_seconds", "",
+           static_cast<double>(l.db().now() - *m.last_run_finished_at));
+    family(out, "perfwatch_last_run_finished_timestamp_seconds", "gauge",
+           "When the newest run finished, unix seconds.");
+    sample(out, "perfwatch_last_run_finished_timestamp_seconds", "", static_cast<double>(*m.last_run_finished_at));
+  }
+  family(out, "perfwatch_open_regressions", "gauge", "Regression flags not acknowledged.");
+  sample(out, "perfwatch_open_regressions", "", static_cast<double>(m.open_regressions));
+  family(out, "perfwatch_experiments", "gauge", "Experiments on record.");
+  sample(out, "perfwatch_experiments", "", static_cast<double>(m.experiments));
+  family(out, "perfwatch_http_requests_total", "counter", "HTTP requests served by this process.");
+  sample(out, "perfwatch_http_requests_total", "", static_cast<double>(counters_.requests.load()));
+  family(out, "perfwatch_http_errors_total", "counter", "HTTP responses with an error status, by class.");
+  sample(out, "perfwatch_http_errors_total", "class=\"4xx\"", static_cast<double>(counters_.errors_4xx.load()));
+  sample(out, "perfwatch_http_errors_total", "class=\"5xx\"", static_cast<double>(counters_.errors_5xx.load()));
+  family(out, "perfwatch_http_rate_limited_total", "counter", "Expensive requests refused with 429.");
+  sample(out, "perfwatch_http_rate_limited_total", "", static_cast<double>(counters_.rate_limited.load()));
+  return json(out);
+}
+
+}  // namespace perfwatch::web

@@ -1,0 +1,52 @@
+// How the store's records appear in the API's JSON. One function per record;
+// the shapes are the definitions in schemas/api/common.schema.json. Optional
+// values become null; every text is passed through as data (escaping is the
+// client's job: the dashboard only ever sets textContent).
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "store/analysis_store.h"
+#include "store/experiment_store.h"
+#include "store/history_store.h"
+#include "store/queue_store.h"
+#include "store/records.h"
+#include "store/run_store.h"
+
+namespace perfwatch::web {
+
+// The users' name for a sweep point: "C64" (concurrency = batch) when the
+// point has a batch, else its key.
+std::string point_label(const store::PointRecord& point);
+
+// A commit in a list: id, sha, short sha, subject, author, time, inheritance,
+// trailers. `inherited_from_sha` is the sha of the commit whose results it
+// carries (empty: none).
+nlohmann::json commit_brief(const store::CommitRecord& commit, const std::string& inherited_from_sha = "");
+// Everything, the full message included.
+nlohmann::json commit_full(const store::CommitRecord& commit, const std::string& inherited_from_sha = "");
+
+nlohmann::json point_json(const store::PointRecord& point);
+nlohmann::json band_json(const store::NoiseBandRecord& band);
+// The band used when none is stored: the manifest's default, uncalibrated.
+nlohmann::json default_band_json(double band_rel);
+nlohmann::json flag_json(const store::FlagView& flag);
+nlohmann::json flag_brief(const store::FlagRecord& flag);
+nlohmann::json experiment_json(const store::ExperimentRecord& experiment);
+nlohmann::json evidence_json(const store::EvidenceView& row);
+nlohmann::json run_json(const store::RunRecord& run, bool with_tails);
+nlohmann::json build_json(const store::BuildRecord& build);
+nlohmann::json testbed_json(const store::TestbedRecord& testbed);
+nlohmann::json variant_json(const store::VariantRecord& variant);
+nlohmann::json summary_json(const store::SummaryRecord& summary);
+nlohmann::json check_json(const store::CheckRecord& check);
+nlohmann::json job_json(const store::JobRecord& job);
+nlohmann::json annotation_json(const store::AnnotationRecord& note);
+nlohmann::json comparison_json(const store::ComparisonRecord& comparison);
+
+// An optional number as JSON (null when absent or not finite).
+nlohmann::json number_or_null(const std::optional<double>& value);
+
+}  // namespace perfwatch::web

@@ -1,0 +1,272 @@
+#include "web/server.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+
+#include <httplib.h>
+
+#include "store/read_pool.h"
+#include "web/api.h"
+#include "web/assets.h"
+#include "web/auth.h"
+#include "web/rate_limiter.h"
+
+namespace perfwatch::web {
+
+using nlohmann::json;
+
+namespace {
+
+// Scripts and styles only from this origin (no inline code at all), data
+// only from the API, nothing may frame the dashboard.
+constexpr const char* kContentSecurityPolicy =
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+std::string dump(const json& doc) {
+  // Commit messages are whatever git holds: invalid UTF-8 is replaced, not fatal.
+  return doc.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+void write_error(httplib::Response& res, const ApiError& e) {
+  res.status = e.status;
+  res.set_content(dump(e.body()), "application/json; charset=utf-8");
+}
+
+// The error of a status httplib set itself (no route, body too large, ...).
+ApiError error_for_status(int status) {
+  switch (status) {
+    case 400: return {400, "bad_request", "", "malformed request"};
+    case 404: return {404, "not_found", "", "no such resource"};
+    case 405: return {405, "method_not_allowed", "", "method not allowed here"};
+    case 413: return {413, "payload_too_large", "body", "request body too large"};
+    case 414: return {414, "uri_too_long", "", "request URI too long"};
+    case 416: return {416, "range_not_satisfiable", "", "range not satisfiable"};
+    default:
+      if (status >= 500) return {status, "internal", "", "internal error; the server's log says more"};
+      return {status, "error", "", "request failed"};
+  }
+}
+
+}  // namespace
+
+struct Server::Impl {
+  ServerOptions options;
+  std::unique_ptr<store::ReadPool> pool;
+  std::unique_ptr<Writer> writer;
+  ServerCounters counters;
+  std::unique_ptr<Api> api;
+  std::unique_ptr<RateLimiter> limiter;
+  httplib::Server http;
+  std::thread thread;
+  std::atomic<bool> listen_returned{false};
+  int port = 0;
+  std::mutex stop_mutex;
+  bool stopped = false;
+
+  // Expensive requests take a token of the client's bucket; without one, 429.
+  bool admit(const httplib::Request& req, httplib::Response& res) {
+    double retry_after = 1;
+    if (limiter->allow(req.remote_addr, &retry_after)) return true;
+    counters.rate_limited++;
+    res.set_header("Retry-After", std::to_string(static_cast<long long>(retry_after) + 1));
+    write_error(res, {429, "rate_limited", "", "too many expensive requests; slow down"});
+    return false;
+  }
+
+  void reply(httplib::Response& res, const Reply& r) {
+    if (!r) return write_error(res, r.error());
+    res.status = 200;
+    res.set_content(dump(*r), "application/json; charset=utf-8");
+  }
+
+  using Handler = Reply (Api::*)(const httplib::Request&);
+  httplib::Server::Handler route(Handler handler, bool expensive) {
+    return [this, handler, expensive](const httplib::Request& req, httplib::Response& res) {
+      if (expensive && !admit(req, res)) return;
+      reply(res, (api.get()->*handler)(req));
+    };
+  }
+
+  void serve_asset(std::string_view path, const httplib::Request& req, httplib::Response& res) {
+    auto asset = find_asset(path);
+    if (!asset) return write_error(res, {404, "not_found", "", "no such resource"});
+    res.set_header("ETag", asset->etag);
+    res.set_header("Cache-Control", "no-cache");
+    if (req.get_header_value("If-None-Match") == asset->etag) {
+      res.status = 304;
+      return;
+    }
+    res.status = 200;
+    res.set_content(std::string(asset->content), std::string(asset->content_type));
+  }
+
+  void routes() {
+    http.Get("/healthz", route(&Api::healthz, false));
+    http.Get("/metrics", [this](const httplib::Request& req, httplib::Response& res) {
+      auto r = api->metrics(req);
+      if (!r) return write_error(res, r.error());
+      res.status = 200;
+      res.set_content(r->get<std::string>(), "text/plain; version=0.0.4; charset=utf-8");
+    });
+    http.Get("/api/v1/repos", route(&Api::repos, false));
+    http.Get("/api/v1/commits", route(&Api::commits, true));
+    http.Get(R"(/api/v1/commits/([0-9A-Fa-f]{4,64}))", route(&Api::commit, true));
+    http.Get("/api/v1/series", route(&Api::series, true));
+    http.Get("/api/v1/history", route(&Api::history, true));
+    http.Get("/api/v1/ab", route(&Api::ab, true));
+    http.Get(R"(/api/v1/runs/(\d{1,19}))", route(&Api::run, true));
+    http.Get(R"(/api/v1/runs/(\d{1,19})/compare/(\d{1,19}))", route(&Api::compare_runs, true));
+    http.Get("/api/v1/jobs", route(&Api::jobs, true));
+    http.Get("/api/v1/flags", route(&Api::flags, false));
+    http.Get(R"(/api/v1/flags/(\d{1,19}))", route(&Api::flag, false));
+    http.Post(R"(/api/v1/flags/(\d{1,19})/acknowledge)", [this](const httplib::Request& req, httplib::Response& res) {
+      authorised(req, res, [&] { reply(res, api->acknowledge(req)); });
+    });
+    http.Get("/api/v1/experiments", route(&Api::experiments, true));
+    http.Get(R"(/api/v1/experiments/(\d{1,19}))", route(&Api::experiment, false));
+
+    auto index = [this](const httplib::Request& req, httplib::Response& res) { serve_asset("index.html", req, res); };
+    http.Get("/", index);
+    http.Get("/index.html", index);
+    http.Get(R"(/assets/([A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)?))",
+             [this](const httplib::Request& req, httplib::Response& res) { serve_asset(req.matches[1].str(), req, res); });
+  }
+
+  // Every write: writes must be enabled (403), and the request must carry
+  // the bearer token (401).
+  template <class F>
+  void authorised(const httplib::Request& req, httplib::Response& res, F&& write) {
+    if (options.read_only || options.token.empty())
+      return write_error(res, {403, "writes_disabled", "",
+                               options.read_only ? "this server is read-only"
+                                                 : "writes are disabled: the server has no token"});
+    switch (check_bearer(req.get_header_value("Authorization"), options.token)) {
+      case AuthResult::kOk:
+        return write();
+      case AuthResult::kMissing:
+        res.set_header("WWW-Authenticate", "Bearer realm=\"perfwatch\"");
+        return write_error(res, {401, "unauthorized", "Authorization", "a bearer token is required"});
+      case AuthResult::kInvalid:
+        res.set_header("WWW-Authenticate", "Bearer realm=\"perfwatch\", error=\"invalid_token\"");
+        return write_error(res, {401, "unauthorized", "Authorization", "the bearer token is not valid"});
+    }
+  }
+
+  void configure() {
+    const auto& limits = options.limits;
+    int threads = limits.threads;
+    http.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+    http.set_payload_max_length(limits.max_body_bytes);
+    http.set_read_timeout(limits.read_timeout_s, 0);
+    http.set_write_timeout(limits.write_timeout_s, 0);
+    http.set_keep_alive_max_count(100);
+    http.set_keep_alive_timeout(5);
+    http.set_tcp_nodelay(true);
+
+    http.set_exception_handler([](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+      std::string what = "unknown exception";
+      try {
+        if (ep) std::rethrow_exception(ep);
+      } catch (const std::exception& e) {
+        what = e.what();
+      } catch (...) {
+      }
+      std::fprintf(stderr, "perfwatch web: %s %s: %s\n", req.method.c_str(), req.path.c_str(), what.c_str());
+      write_error(res, internal_error());
+    });
+    // httplib's own errors (no route, 413, 414, ...) become JSON too; a body a
+    // handler already wrote stays as it is.
+    http.set_error_handler(httplib::Server::HandlerWithResponse(
+        [](const httplib::Request&, httplib::Response& res) {
+          if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+          write_error(res, error_for_status(res.status));
+          return httplib::Server::HandlerResponse::Handled;
+        }));
+    http.set_post_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+      res.set_header("Content-Security-Policy", kContentSecurityPolicy);
+      res.set_header("X-Content-Type-Options", "nosniff");
+      res.set_header("X-Frame-Options", "DENY");
+      res.set_header("Referrer-Policy", "no-referrer");
+      res.set_header("Cross-Origin-Opener-Policy", "same-origin");
+      if (!res.has_header("Cache-Control")) res.set_header("Cache-Control", "no-store");
+      counters.requests++;
+      if (res.status >= 500) counters.errors_5xx++;
+      else if (res.status >= 400) counters.errors_4xx++;
+      (void)req;
+    });
+  }
+};
+
+Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Server::~Server() { stop(); }
+
+int Server::port() const { return impl_->port; }
+
+void Server::stop() {
+  std::lock_guard lock(impl_->stop_mutex);
+  if (impl_->stopped) return;
+  impl_->stopped = true;
+  impl_->http.stop();
+  if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+Result<std::unique_ptr<Server>> Server::start(const ServerOptions& options) {
+  if (options.port < 0 || options.port > 65535)
+    return fail(invalid_argument("--port", "must be from 0 to 65535"));
+  if (options.bind.empty()) return fail(invalid_argument("--bind", "must be an address"));
+  const auto& limits = options.limits;
+  if (limits.threads < 1 || limits.max_body_bytes < 1 || limits.read_timeout_s < 1 || limits.write_timeout_s < 1 ||
+      limits.expensive_burst < 1 || limits.expensive_per_s < 0)
+    return fail(invalid_argument("server limits", "threads, body size, timeouts and burst must be positive"));
+  std::error_code ec;
+  if (!std::filesystem::exists(options.db, ec))
+    return fail(perfwatch::not_found(options.db.string(), "no such database (run perfwatch bench or watch first)"));
+
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  auto pool = store::ReadPool::open(options.db, limits.threads);
+  if (!pool) return fail(pool.error());
+  impl->pool = std::move(*pool);
+  if (!options.read_only && !options.token.empty()) impl->writer = std::make_unique<Writer>(options.db);
+  impl->api = std::make_unique<Api>(*impl->pool, impl->writer.get(), impl->counters);
+  impl->limiter = std::make_unique<RateLimiter>(RatePolicy{limits.expensive_per_s, limits.expensive_burst, 4096});
+  impl->configure();
+  impl->routes();
+
+  const std::string where = options.bind + ":" + std::to_string(options.port);
+  if (options.port == 0) {
+    impl->port = impl->http.bind_to_any_port(options.bind);
+    if (impl->port < 0) return fail(io_error(where, "cannot listen (not an address of this machine?)"));
+  } else {
+    if (!impl->http.bind_to_port(options.bind, options.port))
+      return fail(io_error(where, "cannot listen (port in use, or not an address of this machine?)"));
+    impl->port = options.port;
+  }
+  Impl* raw = impl.get();
+  impl->thread = std::thread([raw] {
+    raw->http.listen_after_bind();
+    raw->listen_returned = true;
+  });
+  // stop() only reaches a server that is running: wait until it is (the
+  // socket already accepts connections into its backlog meanwhile).
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!raw->http.is_running() && !raw->listen_returned && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (!raw->http.is_running()) {
+    // stop() is a no-op until the loop runs: repeat it until the thread ends.
+    while (!raw->listen_returned) {
+      raw->http.stop();
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    raw->thread.join();
+    return fail(io_error(where, "the server did not start listening"));
+  }
+  return std::unique_ptr<Server>(new Server(std::move(impl)));
+}
+
+}  // namespace perfwatch::web
