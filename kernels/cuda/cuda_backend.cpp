@@ -8,7 +8,6 @@
 // probe kernel before and after reads SM 0's clock64 against %globaltimer.
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <stdexcept>
@@ -65,15 +64,14 @@ class CudaWorkload final : public Workload {
   const std::uint16_t* q(int set) const { return q_.get() + set * q_elems(); }
   const std::int32_t* indices(int set) const { return indices_.get() + set * index_elems(); }
 
-  // Grows the split partials to what `ls` needs; graphs captured with the
-  // old buffers are dropped.
-  void ensure_partials(const LaunchShape& ls) {
-    if (static_cast<long long>(o_part_.size()) >= ls.partial_o_floats &&
-        static_cast<long long>(lse_part_.size()) >= ls.partial_lse_floats)
+  // Grows the split partials to `o_floats` / `lse_floats`; graphs captured
+  // with the old buffers are dropped.
+  void ensure_partials(long long o_floats, long long lse_floats) {
+    if (static_cast<long long>(o_part_.size()) >= o_floats && static_cast<long long>(lse_part_.size()) >= lse_floats)
       return;
     graphs_.clear();
-    o_part_ = DeviceBuffer<float>(static_cast<std::size_t>(std::max<long long>(ls.partial_o_floats, o_part_.size())));
-    lse_part_ = DeviceBuffer<float>(static_cast<std::size_t>(std::max<long long>(ls.partial_lse_floats, lse_part_.size())));
+    o_part_ = DeviceBuffer<float>(static_cast<std::size_t>(std::max<long long>(o_floats, o_part_.size())));
+    lse_part_ = DeviceBuffer<float>(static_cast<std::size_t>(std::max<long long>(lse_floats, lse_part_.size())));
   }
 
   Point point_;
@@ -89,7 +87,6 @@ class CudaWorkload final : public Workload {
   DeviceBuffer<float> o_part_;
   DeviceBuffer<float> lse_part_;
   DeviceBuffer<unsigned long long> stamps_;  // globaltimer, clock64 before; the same after
-  DeviceBuffer<int> counters_;               // [B, head_groups], zero between steps (fused combine)
   std::map<GraphKey, TimedGraph> graphs_;
 };
 
@@ -109,10 +106,6 @@ class CudaBackend final : public Backend {
     limits_.smem_reserved_per_block = attr(cudaDevAttrReservedSharedMemoryPerBlock, "cudaDevAttrReservedSharedMemoryPerBlock");
     limits_.multiprocessors = attr(cudaDevAttrMultiProcessorCount, "cudaDevAttrMultiProcessorCount");
     clock_khz_ = attr(cudaDevAttrClockRate, "cudaDevAttrClockRate");
-    // Experiment knob (A/B of the fused combine): MLA_CUDA_FUSED_COMBINE_MAX_SPLITS=1
-    // sends every split partial through the combine kernel.
-    if (const char* env = std::getenv("MLA_CUDA_FUSED_COMBINE_MAX_SPLITS"))
-      fused_max_splits_ = std::clamp(std::atoi(env), 1, kFusedCombineMaxSplits);
     mem_clock_khz_ = attr(cudaDevAttrMemoryClockRate, "cudaDevAttrMemoryClockRate");
     bus_width_ = attr(cudaDevAttrGlobalMemoryBusWidth, "cudaDevAttrGlobalMemoryBusWidth");
     l2_bytes_ = attr(cudaDevAttrL2CacheSize, "cudaDevAttrL2CacheSize");
@@ -159,7 +152,6 @@ class CudaBackend final : public Backend {
         {"pci_bus_id", bus},
         {"cuda_archs_built", MLA_CUDA_ARCHS_BUILT},
         {"default_sm_clock_source", "cudaDevAttrClockRate"},
-        {"fused_combine_max_splits", std::to_string(fused_max_splits_)},
     };
     return d;
   }
@@ -216,7 +208,7 @@ class CudaBackend final : public Backend {
       r.reason = not_compiled(v);
       return r;
     }
-    const LaunchShape ls = launch_shape(v, p, limits_.multiprocessors, fused_max_splits_);
+    const LaunchShape ls = launch_shape(v, p, limits_.multiprocessors);
     r.split = ls.split;
     r.target_ctas = resolve_target_ctas(v.target_ctas, limits_.multiprocessors);
     r.threads_per_block = ls.split_threads;
@@ -293,9 +285,6 @@ class CudaBackend final : public Backend {
     w->o_ = DeviceBuffer<std::uint16_t>(static_cast<std::size_t>(p.batch) * p.heads * kDimV);
     w->lse_ = DeviceBuffer<float>(static_cast<std::size_t>(p.batch) * p.heads);
     w->stamps_ = DeviceBuffer<unsigned long long>(4);
-    const SplitPlan heads_plan = plan_split(p, 16, 1);
-    w->counters_ = DeviceBuffer<int>(static_cast<std::size_t>(p.batch) * heads_plan.head_groups);
-    MLA_CUDA_CHECK(cudaMemsetAsync(w->counters_.get(), 0, w->counters_.bytes(), stream_.get()));
 
     launch_fill_kv(w->kv_.get(), layout.total_rows(), spec.seed, stream_.get());
     check_launch("fill_kv launch");
@@ -315,7 +304,7 @@ class CudaBackend final : public Backend {
   // Poisons the outputs, runs one step on the check set, returns what it wrote.
   CheckOutputs check_step(const VariantParams& v, CudaWorkload& w) {
     const LaunchShape ls = runnable_shape(v, w.point());
-    w.ensure_partials(ls);
+    w.ensure_partials(ls.partial_o_floats, ls.partial_lse_floats);
     // Poison: 0xFFFF is a bf16 NaN, 0xFFFFFFFF an fp32 NaN; an element no
     // kernel writes stays NaN and fails the comparison.
     cudaStream_t st = stream_.get();
@@ -323,7 +312,6 @@ class CudaBackend final : public Backend {
     MLA_CUDA_CHECK(cudaMemsetAsync(w.lse_.get(), 0xFF, w.lse_.bytes(), st));
     if (w.o_part_.size() > 0) MLA_CUDA_CHECK(cudaMemsetAsync(w.o_part_.get(), 0xFF, w.o_part_.bytes(), st));
     if (w.lse_part_.size() > 0) MLA_CUDA_CHECK(cudaMemsetAsync(w.lse_part_.get(), 0xFF, w.lse_part_.bytes(), st));
-    MLA_CUDA_CHECK(cudaMemsetAsync(w.counters_.get(), 0, w.counters_.bytes(), st));
     enqueue_step(ls, w, w.layout().check_set(), st);
     MLA_CUDA_CHECK(cudaStreamSynchronize(st));
     CheckOutputs out;
@@ -336,7 +324,7 @@ class CudaBackend final : public Backend {
 
   TrialTiming timed_replay(const VariantParams& v, CudaWorkload& w, double min_trial_ms) {
     const LaunchShape ls = runnable_shape(v, w.point());
-    w.ensure_partials(ls);
+    w.ensure_partials(ls.partial_o_floats, ls.partial_lse_floats);
     cudaStream_t st = stream_.get();
     const GraphKey key{v.block_t, v.num_warps, v.num_stages, resolve_target_ctas(v.target_ctas, limits_.multiprocessors),
                        min_trial_ms};
@@ -400,7 +388,7 @@ class CudaBackend final : public Backend {
   LaunchShape runnable_shape(const VariantParams& v, const Point& p) const {
     const LaunchReport r = plan_launch(v, p);
     if (!r.feasible) throw Error("cuda: cannot run variant at this point: " + r.reason);
-    return launch_shape(v, p, limits_.multiprocessors, fused_max_splits_);
+    return launch_shape(v, p, limits_.multiprocessors);
   }
 
   void enqueue_step(const LaunchShape& ls, CudaWorkload& w, int set, cudaStream_t st) const {
@@ -421,7 +409,6 @@ class CudaBackend final : public Backend {
     a.head_groups = ls.split.head_groups;
     a.block_h = ls.split.block_h;
     a.scale_log2 = w.scale() * kLog2e;
-    a.split_counters = ls.fused_combine ? w.counters_.get() : nullptr;
     ops(ls.kernel).launch(ls.kernel.block_h, a, static_cast<unsigned>(ls.split_grid), ls.split_smem, st);
     check_launch("split_kv launch");
     if (ls.combine) {
@@ -499,7 +486,6 @@ class CudaBackend final : public Backend {
   DeviceLimits limits_;
   int clock_khz_ = 0, mem_clock_khz_ = 0, bus_width_ = 0, l2_bytes_ = 0;
   int driver_ = 0, runtime_ = 0;
-  int fused_max_splits_ = kFusedCombineMaxSplits;
   Stream stream_;
   Event start_, stop_;
 };

@@ -23,10 +23,6 @@ struct SplitArgs {
   int tiles = 0, nsplit = 0, head_groups = 0;
   int block_h = 0;                          // heads per CTA (plan_split), <= the kernel's rows
   float scale_log2 = 0;                     // softmax scale * log2(e)
-  // [B, head_groups] arrival counts, zero between steps, when the split
-  // kernel merges its own partials (1 < nsplit <= kFusedCombineMaxSplits);
-  // nullptr when the combine kernel does it.
-  int* split_counters = nullptr;
 };
 
 struct CombineArgs {

@@ -56,7 +56,7 @@ int resolve_target_ctas(int target_ctas, int multiprocessors) {
   return target_ctas > 0 ? target_ctas : 2 * multiprocessors;
 }
 
-LaunchShape launch_shape(const VariantParams& v, const Point& p, int multiprocessors, int fused_max_splits) {
+LaunchShape launch_shape(const VariantParams& v, const Point& p, int multiprocessors) {
   if (!is_compiled(v))
     throw std::invalid_argument("launch_shape: variant (block_t " + std::to_string(v.block_t) + ", num_warps " +
                                 std::to_string(v.num_warps) + ", num_stages " + std::to_string(v.num_stages) +
@@ -67,16 +67,12 @@ LaunchShape launch_shape(const VariantParams& v, const Point& p, int multiproces
   s.split_grid = s.split.ctas;
   s.split_threads = 32 * v.num_warps;
   s.split_smem = smem_layout(s.kernel).total;
-  if (s.split.nsplit > 1) {
-    s.partial_lse_floats = static_cast<long long>(p.batch) * p.heads * s.split.nsplit;
-    s.partial_o_floats = s.partial_lse_floats * kDimV;
-    s.fused_combine = s.split.nsplit <= std::clamp(fused_max_splits, 1, kFusedCombineMaxSplits);
-    s.combine = !s.fused_combine;
-  }
-  if (s.fused_combine) s.split_counters = static_cast<long long>(p.batch) * s.split.head_groups;
+  s.combine = s.split.nsplit > 1;
   if (s.combine) {
     s.combine_grid = static_cast<long long>(p.batch) * p.heads;
     s.combine_threads = combine_groups(s.split.nsplit) * kCombineColumnThreads;
+    s.partial_lse_floats = s.combine_grid * s.split.nsplit;
+    s.partial_o_floats = s.partial_lse_floats * kDimV;
   }
   return s;
 }

@@ -132,31 +132,26 @@ struct LaunchShape {
   long long split_grid = 0;      // 1-D: b-major, then split, then head group
   int split_threads = 0;
   int split_smem = 0;
-  bool fused_combine = false;    // 1 < nsplit <= kFusedCombineMaxSplits: the last CTA of a head group merges
-  bool combine = false;          // nsplit > kFusedCombineMaxSplits: partials go through the combine kernel
+  bool combine = false;          // nsplit > 1: partials go through the combine kernel
   long long combine_grid = 0;    // one CTA per (b, h)
   int combine_threads = 0;      // combine_groups(nsplit) x 128
-  long long partial_o_floats = 0;   // [B, H, nsplit, 512] fp32 when nsplit > 1
+  long long partial_o_floats = 0;   // [B, H, nsplit, 512] fp32 when combine
   long long partial_lse_floats = 0; // [B, H, nsplit]
-  long long split_counters = 0;     // [B, head_groups] arrival counts when fused_combine
 };
 
 // Combine CTA: `groups` groups of 128 threads (four output columns a
 // thread), each group summing every groups-th split, eight splits a round.
 // One group up to 16 splits (a small CTA keeps the whole combine grid in one
 // wave), four beyond (fewer rounds of memory latency for long split lists).
+// (Merging in the split kernel instead, by the last CTA of each head group to
+// finish, measured 3-7 us slower a step at B = 48..128 on the H200: that one
+// CTA's serial merge becomes the tail of the step. See kernels/BENCHMARKS.md.)
 inline constexpr int kCombineColumnThreads = kDimV / 4;
-// Up to this many splits the split kernel merges its own partials (the last
-// CTA of each (b, head group), reading them back from L2): no second launch.
-// Beyond it one CTA would read too much alone; the combine kernel spreads it.
-inline constexpr int kFusedCombineMaxSplits = 8;
 inline constexpr int kCombineMaxGroups = 4;
 MLA_PLAN_HD constexpr int combine_groups(int nsplit) { return nsplit > 16 ? kCombineMaxGroups : 1; }
 
-// REQUIRES: is_compiled(variant), point valid, multiprocessors >= 1,
-// 1 <= fused_max_splits <= kFusedCombineMaxSplits (1: always the combine kernel).
-LaunchShape launch_shape(const VariantParams& variant, const Point& point, int multiprocessors,
-                         int fused_max_splits = kFusedCombineMaxSplits);
+// REQUIRES: is_compiled(variant), point valid, multiprocessors >= 1.
+LaunchShape launch_shape(const VariantParams& variant, const Point& point, int multiprocessors);
 
 // Input sets that make the timed working set at least twice the L2: each
 // step touches bytes_per_step(point) of its own; at least two sets so

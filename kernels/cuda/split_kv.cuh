@@ -85,74 +85,6 @@ inline constexpr float kNegInf = -__builtin_huge_valf();
 
 }  // namespace device
 
-// Merges the nsplit (<= kFusedCombineMaxSplits) partials of `rows`
-// consecutive (b, h) rows starting at bh0 into o and lse. The rows' lse go
-// through shared memory first (one round of loads; `scratch` holds the
-// weights exp2(lse_s - max), which put the splits' softmax denominators back
-// together); then each thread takes two (row, 4-column) items at a time,
-// every split of all four loaded before any is summed. All-masked rows get
-// o = 0, lse = -inf. Loads bypass L1 (other SMs wrote them in this launch);
-// the partials' L2 lines are discarded afterwards, never written back.
-template <int Threads>
-__device__ __forceinline__ void combine_rows(const SplitArgs& a, long long bh0, int rows, float* scratch) {
-  using namespace device;
-  constexpr int kCols = kDimV / 4;
-  constexpr int kMax = kFusedCombineMaxSplits;
-  constexpr int kItems = 2;
-  const int n = a.nsplit;
-  const int tid = static_cast<int>(threadIdx.x);
-  float* const w_s = scratch;               // [32][kMax]
-  float* const inv_s = scratch + 32 * kMax;  // [32]
-  for (int t = tid; t < rows * n; t += Threads) w_s[(t / n) * kMax + t % n] = __ldcg(a.lse_part + bh0 * n + t);
-  __syncthreads();
-  if (tid < rows) {
-    float* w = w_s + tid * kMax;
-    float mx = kNegInf;
-    for (int s = 0; s < n; ++s) mx = fmaxf(mx, w[s]);
-    float sum = 0.f;
-    for (int s = 0; s < n; ++s) {
-      w[s] = mx == kNegInf ? 0.f : fast_exp2(w[s] - mx);
-      sum += w[s];
-    }
-    inv_s[tid] = sum > 0.f ? 1.f / sum : 0.f;
-    a.lse[bh0 + tid] = sum > 0.f ? (mx + log2f(sum)) * 0.69314718055994531f : kNegInf;
-  }
-  __syncthreads();
-  for (int i0 = tid; i0 < rows * kCols; i0 += kItems * Threads) {
-    float4 v[kItems][kMax];
-#pragma unroll
-    for (int j = 0; j < kItems; ++j) {
-      const int item = i0 + j * Threads;
-      const float* part = a.o_part + (bh0 + item / kCols) * n * kDimV + (item % kCols) * 4;
-#pragma unroll
-      for (int s = 0; s < kMax; ++s)
-        v[j][s] = item < rows * kCols && s < n
-                      ? __ldcg(reinterpret_cast<const float4*>(part + static_cast<long long>(s) * kDimV))
-                      : make_float4(0.f, 0.f, 0.f, 0.f);
-    }
-#pragma unroll
-    for (int j = 0; j < kItems; ++j) {
-      const int item = i0 + j * Threads;
-      if (item >= rows * kCols) continue;
-      const int r = item / kCols;
-      float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll
-      for (int s = 0; s < kMax; ++s) {
-        const float w = s < n ? w_s[r * kMax + s] : 0.f;
-        acc.x += w * v[j][s].x; acc.y += w * v[j][s].y; acc.z += w * v[j][s].z; acc.w += w * v[j][s].w;
-      }
-      const float inv = inv_s[r];
-      *reinterpret_cast<uint2*>(a.o + (bh0 + r) * kDimV + (item % kCols) * 4) =
-          make_uint2(pack_bf16x2(acc.x * inv, acc.y * inv), pack_bf16x2(acc.z * inv, acc.w * inv));
-    }
-  }
-  __syncthreads();
-  const char* base = reinterpret_cast<const char*>(a.o_part + bh0 * n * kDimV);
-  const int lines = rows * n * kDimV * 4 / 128;
-  for (int i = tid; i < lines; i += Threads)
-    asm volatile("discard.global.L2 [%0], 128;\n" ::"l"(base + static_cast<long long>(i) * 128) : "memory");
-}
-
 template <int BlockT, int NumWarps, int NumStages, int BlockH>
 struct SplitConfig {
   static constexpr int kThreads = 32 * NumWarps;
@@ -177,7 +109,7 @@ struct SplitConfig {
   static constexpr int kColsPerLane = BlockT / kLanesPerRow;
   // Register cap for the CTAs a multiprocessor should hold (H200 shared
   // memory allows them): bt16 x 4 warps three, 8 warps at bt16/bt32 two, 16-row
-  // tiles only (the compiler otherwise lands a few registers past the line).
+  // tiles only (without it a few more registers cost a CTA an SM).
   static constexpr int kMinBlocks = BlockH != 16 ? 1 : NumWarps == 8 ? (BlockT <= 32 ? 2 : 1) : (BlockT == 16 ? 3 : 1);
 
   static_assert(kDimLatent % (16 * NumWarps) == 0, "latent columns must split into 16-wide k-steps");
@@ -185,8 +117,6 @@ struct SplitConfig {
   static_assert(BlockH % NumWarps == 0 && 32 % kSoftmaxRowsPerWarp == 0, "softmax rows must split evenly");
   static_assert(BlockT % kLanesPerRow == 0, "softmax columns must split evenly");
   static_assert(kOTiles % 2 == 0, "P.V loads two n-tiles per ldmatrix");
-  static_assert(NumWarps * BlockH * (BlockT + 8) >= 32 * (kFusedCombineMaxSplits + 1),
-                "the fused combine's weights fit the scores area");
 };
 
 template <int BlockT, int NumWarps, int NumStages, int BlockH>
@@ -334,7 +264,8 @@ __global__ void __launch_bounds__(32 * NumWarps, (SplitConfig<BlockT, NumWarps, 
 
     // ---- partial scores over this warp's k-steps, all chunks of the tile.
     // (Two accumulator sets for one-chunk tiles, to halve the MMA chain, cost
-    // bt16_w4 ten registers and its third CTA an SM: slower, measured.)
+    // bt16_w4 ten registers and its third CTA an SM: slower, measured. So did
+    // skipping the O rescale while alpha == 1: 14 registers.)
     {
       constexpr int kSets = 1;
       float s_acc[kSets][C::kChunks][C::kMTiles][2][4];
@@ -447,9 +378,7 @@ __global__ void __launch_bounds__(32 * NumWarps, (SplitConfig<BlockT, NumWarps, 
     }
     __syncthreads();
 
-    // ---- O = alpha * O + P . V over this warp's columns. (Skipping the
-    // rescale while alpha == 1 cost bt16_w4 14 registers and its third CTA
-    // an SM; not worth it.)
+    // ---- O = alpha * O + P . V over this warp's columns.
 #pragma unroll
     for (int mt = 0; mt < C::kMTiles; ++mt) {
       const float lo = alpha_s[mt * 16 + g], hi = alpha_s[mt * 16 + g + 8];
@@ -519,21 +448,6 @@ __global__ void __launch_bounds__(32 * NumWarps, (SplitConfig<BlockT, NumWarps, 
       a.lse_part[bh * a.nsplit + split] = lse2;
     }
   }
-  if (final_out || a.split_counters == nullptr) return;
-
-  // ---- fused combine (few splits): the last CTA of this (b, head group) to
-  // finish merges the partials while they are still in L2. The fence before
-  // the count publishes this CTA's partials; the last one fences again before
-  // reading the others' (the classic threadfence-reduction handshake).
-  __threadfence();
-  __syncthreads();
-  int* const counter = a.split_counters + static_cast<long long>(b) * a.head_groups + hg;
-  if (tid == 0) l_s[0] = atomicAdd(counter, 1) == a.nsplit - 1 ? 1.f : 0.f;
-  __syncthreads();
-  if (l_s[0] == 0.f) return;
-  __threadfence();
-  combine_rows<C::kThreads>(a, static_cast<long long>(b) * a.heads + h0, rows_valid, sc_s);
-  if (tid == 0) *counter = 0;  // ready for the next step
 }
 
 template <int BlockT, int NumWarps, int NumStages>

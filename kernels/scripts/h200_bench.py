@@ -15,8 +15,6 @@ Phases:
          that repeats a split factor is skipped), several trials each;
   torch  PyTorch eager (gather + einsum + softmax, bf16) at the same points,
          CUDA events, rotating input sets; and a device-to-device copy;
-  ablation  the best fused-combine pairs again with the combine kernel instead
-         (MLA_CUDA_FUSED_COMBINE_MAX_SPLITS=1), then fused once more;
   profile  Nsight Compute sections of one split launch of a few cases (off by
          default), appended to DIR/analysis.txt.
 Raw protocol lines go to DIR/check.jsonl and DIR/time.jsonl; the summary to
@@ -68,15 +66,14 @@ def points(spec):
     return [{"id": pid, "batch": b, "heads": h, "topk": k, "dtype": "bf16"} for pid, b, h, k in spec]
 
 
-def run_bench(bench, plan, requests, raw_path, log_path, env=None, mode="w"):
+def run_bench(bench, plan, requests, raw_path, log_path):
     """Feeds the plan and requests, returns the parsed stdout lines."""
     text = json.dumps(plan) + "\n" + "".join(json.dumps(r) + "\n" for r in requests)
     t0 = time.time()
     with open(log_path, "a") as log:
-        proc = subprocess.run([bench], input=text, stdout=subprocess.PIPE, stderr=log, text=True,
-                              env=dict(os.environ, **(env or {})))
+        proc = subprocess.run([bench], input=text, stdout=subprocess.PIPE, stderr=log, text=True)
     lines = []
-    with open(raw_path, mode) as raw:
+    with open(raw_path, "w") as raw:
         for line in proc.stdout.splitlines():
             raw.write(line + "\n")
             try:
@@ -177,41 +174,7 @@ def phase_time(args):
                      "sm_clock_mhz": statistics.median(clocks) if clocks else None})
     skipped = [l for l in lines if l.get("kind") == "skipped"]
     print("TIME: %d timed pairs, %d skipped" % (len(rows), len(skipped)))
-    return rows, plan
-
-
-def summarize(lines):
-    trials = {}
-    for l in lines:
-        if l.get("kind") == "trial":
-            trials.setdefault((l["variant"], l["point"]), []).append(l["time_us"])
-    return {k: statistics.median(v) for k, v in trials.items()}
-
-
-def phase_ablation(args, rows, plan):
-    """A/B of the fused combine: the best pairs that merge in the split kernel
-    (2..8 splits) again, with MLA_CUDA_FUSED_COMBINE_MAX_SPLITS=1 (the combine
-    kernel), then once more fused, interleaved in one more process each."""
-    pts = {p["id"]: p for p in plan["points"]}
-    params = {v["name"]: v["params"] for v in plan["variants"]}
-    pick = []
-    for pid in pts:
-        cands = sorted((r for r in rows if r["point"] == pid and 2 <= nsplit_of(params[r["variant"]], pts[pid]) <= 8),
-                       key=lambda r: r["median_us"])[:2]
-        pick += [(r["variant"], pid) for r in cands]
-    if not pick:
-        return []
-    reqs = [{"kind": "measure", "variant": v, "point": p, "trials": args.trials} for v, p in pick]
-    raw = os.path.join(args.out, "time.jsonl")
-    log = os.path.join(args.out, "bench.log")
-    kernel = summarize(run_bench(args.bench, plan, reqs, raw, log, {"MLA_CUDA_FUSED_COMBINE_MAX_SPLITS": "1"}, "a"))
-    fused = summarize(run_bench(args.bench, plan, reqs, raw, log, None, "a"))
-    out = []
-    for v, p in pick:
-        if (v, p) in kernel and (v, p) in fused:
-            out.append({"variant": v, "point": p, "fused_us": fused[(v, p)], "kernel_us": kernel[(v, p)]})
-            print("ABLATION %s at %s: fused combine %.1f us, combine kernel %.1f us" % (v, p, fused[(v, p)], kernel[(v, p)]))
-    return out
+    return rows
 
 
 def phase_torch(args):
@@ -430,11 +393,8 @@ def main():
     rows, torch_res = [], None
     if "check" in phases:
         check, header, variant_lines = phase_check(args)
-    ablation = []
     if "time" in phases:
-        rows, time_plan = phase_time(args)
-        if "ablation" in phases:
-            ablation = phase_ablation(args, rows, time_plan)
+        rows = phase_time(args)
     if "profile" in phases:
         try:
             phase_profile(args)
@@ -445,15 +405,10 @@ def main():
             torch_res = phase_torch(args)
         except Exception as e:  # the kernels' numbers stand without the comparison
             print("torch phase failed: %r" % (e,))
-    summary = {"check": check, "header": header, "time": rows, "torch": torch_res, "ablation": ablation}
+    summary = {"check": check, "header": header, "time": rows, "torch": torch_res}
     with open(os.path.join(args.out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
     text = table(check, header or {}, variant_lines or [], rows, torch_res)
-    if ablation:
-        text += "\n\nFused combine (last CTA of a head group merges) against the combine kernel, same run:\n\n"
-        text += "| point | variant | fused us | combine kernel us |\n|---|---|---|---|\n"
-        text += "\n".join("| %s | %s | %.1f | %.1f |" % (a["point"], a["variant"], a["fused_us"], a["kernel_us"])
-                           for a in ablation)
     with open(os.path.join(args.out, "table.md"), "w") as f:
         f.write(text + "\n")
     print()

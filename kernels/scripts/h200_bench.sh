@@ -52,8 +52,8 @@ if nvcc -std=c++17 -O3 -arch=sm_90 -o "$build/gather_probe" "$kernels/scripts/ga
   grep "gather best" "$analysis" || true
 fi
 
-phases=check,time,ablation,torch
-if [ "${MLA_PROFILE:-0}" = 1 ]; then phases=check,profile,time,ablation,torch; fi
+phases=check,time,torch
+if [ "${MLA_PROFILE:-0}" = 1 ]; then phases=check,profile,time,torch; fi
 # shellcheck disable=SC2086
 PYTHONUNBUFFERED=1 python3 "$kernels/scripts/h200_bench.py" --bench "$build/mla_bench" --out "$out" --phases "$phases" \
   ${MLA_BENCH_ARGS:-}

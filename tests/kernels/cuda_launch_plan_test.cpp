@@ -138,7 +138,7 @@ TEST(CudaLaunchPlan, TargetCtasZeroIsTwoPerSm) {
   EXPECT_EQ(resolve_target_ctas(7, 132), 7);
 }
 
-TEST(CudaLaunchPlan, UsersCaseSplitsIntoThreeAndMergesInTheSplitKernel) {
+TEST(CudaLaunchPlan, UsersCaseSplitsIntoThreeWithCombine) {
   const Point p{96, 16, 2048, KvDtype::kBf16};
   const LaunchShape s = launch_shape({64, 4, 2, 0}, p, 132);
   EXPECT_EQ(s.split.block_h, 16);
@@ -149,34 +149,17 @@ TEST(CudaLaunchPlan, UsersCaseSplitsIntoThreeAndMergesInTheSplitKernel) {
   EXPECT_EQ(s.kernel.block_h, 16);
   EXPECT_EQ(s.split_threads, 128);
   EXPECT_EQ(s.split_smem, smem_layout(64, 4, 2, 16).total);
-  EXPECT_TRUE(s.fused_combine);  // 3 <= kFusedCombineMaxSplits
-  EXPECT_FALSE(s.combine);
-  EXPECT_EQ(s.combine_grid, 0);
-  EXPECT_EQ(s.split_counters, 96);  // one a (b, head group)
+  EXPECT_TRUE(s.combine);
+  EXPECT_EQ(s.combine_grid, 96 * 16);
+  EXPECT_EQ(s.combine_threads, 128);  // one split group up to 16 splits
   EXPECT_EQ(s.partial_lse_floats, 96 * 16 * 3);
   EXPECT_EQ(s.partial_o_floats, 96LL * 16 * 3 * 512);
-}
-
-TEST(CudaLaunchPlan, ManySplitsGoThroughTheCombineKernel) {
-  const Point p{8, 128, 2048, KvDtype::kBf16};  // 4 head groups
-  const LaunchShape eight = launch_shape({64, 4, 2, 8 * 4 * kFusedCombineMaxSplits}, p, 132);
-  EXPECT_EQ(eight.split.nsplit, kFusedCombineMaxSplits);
-  EXPECT_TRUE(eight.fused_combine);
-  EXPECT_EQ(eight.split_counters, 8 * 4);
-  const LaunchShape nine = launch_shape({64, 4, 2, 8 * 4 * (kFusedCombineMaxSplits + 1)}, p, 132);
-  EXPECT_EQ(nine.split.nsplit, kFusedCombineMaxSplits + 1);
-  EXPECT_FALSE(nine.fused_combine);
-  EXPECT_TRUE(nine.combine);
-  EXPECT_EQ(nine.combine_grid, 8 * 128);
-  EXPECT_EQ(nine.combine_threads, 128);  // one split group up to 16 splits
-  EXPECT_EQ(nine.split_counters, 0);
 }
 
 TEST(CudaLaunchPlan, OneSplitNeedsNoCombine) {
   const LaunchShape s = launch_shape({32, 8, 2, 96}, {96, 16, 2048, KvDtype::kBf16}, 132);
   EXPECT_EQ(s.split.nsplit, 1);
   EXPECT_FALSE(s.combine);
-  EXPECT_FALSE(s.fused_combine);
   EXPECT_EQ(s.combine_grid, 0);
   EXPECT_EQ(s.partial_o_floats, 0);
 }
@@ -196,7 +179,6 @@ TEST(CudaLaunchPlan, HeadTileHeightFollowsTheHeadsPerCta) {
 TEST(CudaLaunchPlan, LongSplitListsGetFourCombineGroups) {
   const LaunchShape s = launch_shape({64, 4, 2, 0}, {1, 16, 2048, KvDtype::kBf16}, 132);
   EXPECT_EQ(s.split.nsplit, 32);
-  EXPECT_TRUE(s.combine);
   EXPECT_EQ(s.combine_threads, 512);
   EXPECT_EQ(combine_groups(16), 1);
   EXPECT_EQ(combine_groups(17), 4);
