@@ -5,6 +5,10 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/bench_command.h"
+#include "cli/experiment_command.h"
+#include "cli/noise_command.h"
+#include "cli/query_command.h"
+#include "cli/watch_command.h"
 #include "cli/options.h"
 
 int main(int argc, char** argv) {
@@ -20,6 +24,11 @@ int main(int argc, char** argv) {
 
   int exit_code = perfwatch::cli::kExitOk;
   perfwatch::cli::add_bench_command(app, global, &exit_code);
+  perfwatch::cli::add_watch_command(app, global, &exit_code);
+  perfwatch::cli::add_noise_command(app, global, &exit_code);
+  perfwatch::cli::add_flags_command(app, global, &exit_code);
+  perfwatch::cli::add_experiment_command(app, global, &exit_code);
+  perfwatch::cli::add_query_command(app, global, &exit_code);
 
   try {
     app.parse(argc, argv);

@@ -110,7 +110,12 @@ json recorded_env(const runner::Manifest& m) {
 
 }  // namespace
 
-Result<BenchOutcome> bench_commit(store::Database& db, const BenchOptions& options, BenchReporter& reporter) {
+Result<BenchOutcome> bench_commit(store::Database& db, const BenchOptions& options_in, BenchReporter& reporter) {
+  // Absolute paths: git runs with -C in the repo, and the bench in the worktree.
+  BenchOptions options = options_in;
+  std::error_code abs_ec;
+  options.repo = fs::absolute(options.repo, abs_ec);
+  options.state_dir = fs::absolute(options.state_dir, abs_ec);
   runner::Git git(options.repo);
   if (auto ok = git.check(); !ok) return fail(ok.error());
   auto sha = git.resolve(options.rev);
@@ -129,8 +134,9 @@ Result<BenchOutcome> bench_commit(store::Database& db, const BenchOptions& optio
   if (!commit) return fail(commit.error());
   out.commit = *commit;
 
-  reporter.stage("checking out " + short_sha + " in " + worktree_dir(options.state_dir, options.repo).string());
-  auto tree = runner::Worktree::checkout(git, worktree_dir(options.state_dir, options.repo), *sha);
+  const fs::path tree_dir = options.worktree ? *options.worktree : worktree_dir(options.state_dir, options.repo);
+  reporter.stage("checking out " + short_sha + " in " + tree_dir.string());
+  auto tree = runner::Worktree::checkout(git, tree_dir, *sha);
   if (!tree) return fail(tree.error());
 
   store::RunWriter writer(db);
@@ -219,6 +225,7 @@ Result<BenchOutcome> bench_commit(store::Database& db, const BenchOptions& optio
 
   out.status = to_store_status(result.status);
   out.message = result.message;
+  out.testbed = sink.testbed();
   out.trials = result.trials;
   out.wall_s = result.wall_s;
   if (!sink.status()) {

@@ -31,6 +31,9 @@ struct BenchOptions {
   std::optional<store::JobId> job;
   std::uint64_t seed = 0;            // 0 = the bench chooses
   bool skip_build = false;           // the worktree is already built at this commit (later runs of one job)
+  // The worktree folder to use instead of worktree_dir(state_dir, repo) (the
+  // daemon's build slots, see workbench.h).
+  std::optional<std::filesystem::path> worktree;
 };
 
 // What happened, stage by stage, for a person watching.
@@ -45,8 +48,9 @@ struct BenchOutcome {
   store::RepoId repo = 0;
   store::CommitId commit = 0;
   std::string sha;
-  std::optional<store::BuildId> build;
+  std::optional<store::BuildId> build;   // set when this call built
   store::RunId run = 0;
+  std::optional<store::TestbedId> testbed;  // where the bench ran (unknown when it never said)
   store::RunStatus status = store::RunStatus::kOk;
   std::string message;               // empty when ok
   std::int64_t trials = 0;

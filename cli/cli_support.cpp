@@ -1,0 +1,51 @@
+#include "cli/cli_support.h"
+
+#include <cstdio>
+#include <filesystem>
+
+#include "store/repo_store.h"
+
+namespace perfwatch::cli {
+
+namespace fs = std::filesystem;
+
+std::optional<store::Database> open_database(const GlobalOptions& global) {
+  std::error_code ec;
+  fs::path parent = fs::path(global.db).parent_path();
+  if (!parent.empty()) fs::create_directories(parent, ec);
+  auto db = store::Database::open(global.db);
+  if (!db) {
+    std::fprintf(stderr, "perfwatch: %s\n", db.error().to_string().c_str());
+    return std::nullopt;
+  }
+  return std::move(*db);
+}
+
+Result<store::RepoId> find_repo(store::Database& db, const std::string& path) {
+  if (!path.empty()) {
+    std::error_code ec;
+    fs::path canonical = fs::canonical(path, ec);
+    if (ec) return fail(not_found("--repo " + path, ec.message()));
+    auto repo = store::RepoReader(db).find_repo(canonical.string());
+    if (!repo) return fail(repo.error());
+    if (!*repo) return fail(not_found("--repo " + path, "not in " + db.path() + ": watch or bench it first"));
+    return (*repo)->id;
+  }
+  auto repos = store::RepoReader(db).repos();
+  if (!repos) return fail(repos.error());
+  if (repos->size() == 1) return repos->front().id;
+  if (repos->empty()) return fail(not_found(db.path(), "no repository recorded yet: run perfwatch watch or bench first"));
+  return fail(invalid_argument("--repo", "the database holds " + std::to_string(repos->size()) + " repositories: name one"));
+}
+
+int report_error(const Error& error) {
+  std::fprintf(stderr, "perfwatch: %s\n", error.to_string().c_str());
+  switch (error.code) {
+    case ErrorCode::kInvalidArgument:
+    case ErrorCode::kNotFound: return kExitBadInput;
+    case ErrorCode::kIo: return kExitStoreError;
+    default: return kExitRunFailed;
+  }
+}
+
+}  // namespace perfwatch::cli

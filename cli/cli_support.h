@@ -1,0 +1,26 @@
+// What the subcommands share: opening the database, finding the repo a
+// query is about, printing an error.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "cli/options.h"
+#include "common/result.h"
+#include "store/database.h"
+#include "store/ids.h"
+
+namespace perfwatch::cli {
+
+// Opens (creating its folder) the database; prints the error and returns
+// nullopt when it cannot.
+std::optional<store::Database> open_database(const GlobalOptions& global);
+
+// The repo of `path` (as `perfwatch watch --repo` recorded it), or, with an
+// empty path, the only repo in the database. Errors say what to pass.
+Result<store::RepoId> find_repo(store::Database& db, const std::string& path);
+
+// Prints "perfwatch: <error>" on stderr and returns the exit code for it.
+int report_error(const Error& error);
+
+}  // namespace perfwatch::cli

@@ -1,0 +1,128 @@
+#include "cli/experiment_command.h"
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "cli/cli_support.h"
+#include "cli/render.h"
+#include "daemon/bench_commit.h"
+#include "daemon/manual_experiment.h"
+#include "store/experiment_store.h"
+#include "web/json_views.h"
+
+namespace perfwatch::cli {
+
+namespace {
+
+struct AddArgs {
+  std::string repo;
+  std::string manifest;
+  daemon::ManualExperiment request;
+  bool json = false;
+};
+
+struct ConcludeArgs {
+  store::ExperimentId id = 0;
+  std::string verdict;
+  std::string conclusion;
+};
+
+struct ShowArgs {
+  store::ExperimentId id = 0;
+  bool json = false;
+};
+
+nlohmann::json detail_json(const store::ExperimentDetail& d) {
+  nlohmann::json j = web::experiment_json(d.experiment);
+  j["evidence"] = nlohmann::json::array();
+  for (const auto& row : d.evidence) j["evidence"].push_back(web::evidence_json(row));
+  j["headlines"] = experiment_headlines(d);
+  return j;
+}
+
+int print_experiment(store::Database& db, store::ExperimentId id, bool json) {
+  auto detail = store::ExperimentReader(db).experiment(id);
+  if (!detail) return report_error(detail.error());
+  if (json) {
+    std::cout << detail_json(*detail).dump(2) << std::endl;
+  } else {
+    std::cout << experiment_text(*detail);
+  }
+  return kExitOk;
+}
+
+int run_add(const GlobalOptions& global, const AddArgs& args) {
+  auto db = open_database(global);
+  if (!db) return kExitStoreError;
+  daemon::WatchOptions options;
+  options.repo = std::filesystem::absolute(args.repo);
+  if (!args.manifest.empty()) options.manifest_path = std::filesystem::absolute(args.manifest);
+  options.state_dir = std::filesystem::absolute(global.state_dir_path());
+  auto repo = daemon::record_repo(*db, options.repo);
+  if (!repo) return report_error(repo.error());
+  daemon::EventLog log;
+  daemon::Context ctx(*db, log, options, *repo);
+  if (auto ok = ctx.git.check(); !ok) return report_error(ok.error());
+  auto id = daemon::record_manual_experiment(ctx, args.request);
+  if (!id) return report_error(id.error());
+  return print_experiment(*db, *id, args.json);
+}
+
+int run_conclude(const GlobalOptions& global, const ConcludeArgs& args) {
+  auto db = open_database(global);
+  if (!db) return kExitStoreError;
+  std::optional<store::ExperimentVerdict> verdict;
+  if (!args.verdict.empty()) {
+    std::string word = args.verdict == "no-effect" ? "no_effect" : args.verdict;
+    verdict = store::parse_experiment_verdict(word);
+    if (!verdict) {
+      return report_error(invalid_argument("--verdict " + args.verdict,
+                                           "must be accepted, rejected, mixed, no_effect or pending"));
+    }
+  }
+  if (auto s = store::ExperimentWriter(*db).conclude(args.id, verdict, args.conclusion); !s) {
+    return report_error(s.error());
+  }
+  return print_experiment(*db, args.id, false);
+}
+
+}  // namespace
+
+void add_experiment_command(CLI::App& app, const GlobalOptions& global, int* exit_code) {
+  CLI::App* cmd = app.add_subcommand("experiment", "Record experiments by hand: add one, conclude one, show one");
+  cmd->require_subcommand(1);
+
+  auto add = std::make_shared<AddArgs>();
+  CLI::App* a = cmd->add_subcommand(
+      "add", "Record a hypothesis with a baseline and candidates (commits, or variant:NAME); the evidence comes from "
+             "the runs stored so far");
+  a->add_option("--repo", add->repo, "The git repository")->required()->check(CLI::ExistingDirectory);
+  a->add_option("--hypothesis", add->request.hypothesis, "What is being tried, and why")->required();
+  a->add_option("--baseline", add->request.baseline, "A revision, or variant:NAME")->required();
+  a->add_option("--candidate", add->request.candidates, "A revision, or variant:NAME (repeat for several)")
+      ->required();
+  a->add_option("--commit", add->request.commit, "The commit whose runs compare variants")->capture_default_str();
+  a->add_option("--group", add->request.group, "The investigation it belongs to (as Perf-Experiment: trailers name it)");
+  a->add_option("--manifest", add->manifest, "A manifest to use instead of perfwatch.json")->check(CLI::ExistingFile);
+  a->add_flag("--json", add->json, "Print the experiment as JSON");
+  a->callback([&global, add, exit_code] { *exit_code = run_add(global, *add); });
+
+  auto conclude = std::make_shared<ConcludeArgs>();
+  CLI::App* c = cmd->add_subcommand("conclude", "Give an experiment a person's verdict and conclusion");
+  c->add_option("id", conclude->id, "The experiment's id")->required();
+  c->add_option("--verdict", conclude->verdict, "accepted, rejected, mixed, no_effect or pending (default: keep it)");
+  c->add_option("--conclusion", conclude->conclusion, "What was learned, in words")->required();
+  c->callback([&global, conclude, exit_code] { *exit_code = run_conclude(global, *conclude); });
+
+  auto show = std::make_shared<ShowArgs>();
+  CLI::App* s = cmd->add_subcommand("show", "Print one experiment with its evidence table");
+  s->add_option("id", show->id, "The experiment's id")->required();
+  s->add_flag("--json", show->json, "As JSON");
+  s->callback([&global, show, exit_code] {
+    auto db = open_database(global);
+    *exit_code = db ? print_experiment(*db, show->id, show->json) : kExitStoreError;
+  });
+}
+
+}  // namespace perfwatch::cli

@@ -1,0 +1,109 @@
+#include "cli/noise_command.h"
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "cli/cli_support.h"
+#include "cli/render.h"
+#include "daemon/bench_commit.h"
+#include "daemon/noise.h"
+#include "store/queue_store.h"
+#include "store/run_store.h"
+#include "web/json_views.h"
+
+namespace perfwatch::cli {
+
+namespace {
+
+struct NoiseArgs {
+  std::string repo;
+  std::string commit = "HEAD";
+  std::string manifest;
+  int runs = 10;
+  bool queue = false;
+  bool json = false;
+};
+
+int run_noise(const GlobalOptions& global, const NoiseArgs& args) {
+  auto db = open_database(global);
+  if (!db) return kExitStoreError;
+  daemon::WatchOptions options;
+  options.repo = std::filesystem::absolute(args.repo);
+  if (!args.manifest.empty()) options.manifest_path = std::filesystem::absolute(args.manifest);
+  options.state_dir = std::filesystem::absolute(global.state_dir_path());
+  auto repo = daemon::record_repo(*db, options.repo);
+  if (!repo) return report_error(repo.error());
+  daemon::EventLog log;
+  daemon::Context ctx(*db, log, options, *repo);
+  if (auto ok = ctx.git.check(); !ok) return report_error(ok.error());
+
+  if (args.queue) {
+    auto sha = ctx.git.resolve(args.commit);
+    if (!sha) return report_error(invalid_argument("--commit " + args.commit, sha.error().message));
+    store::JobRequest r;
+    r.repo_id = *repo;
+    r.commit_sha = *sha;
+    r.kind = store::JobKind::kNoise;
+    r.options = {{"runs", args.runs}};
+    r.again = true;
+    auto q = store::JobQueue(*db).enqueue(r);
+    if (!q) return report_error(q.error());
+    std::printf("noise job %lld %s for %s (%d A/A runs): the daemon runs it next\n", static_cast<long long>(q->id),
+                q->created ? "queued" : "already queued", sha->substr(0, 10).c_str(), args.runs);
+    return kExitOk;
+  }
+
+  auto result = daemon::calibrate_noise(ctx, args.commit, args.runs);
+  if (!result) return report_error(result.error());
+  if (args.json) {
+    nlohmann::json out = {{"commit", result->sha}, {"runs", result->runs}, {"ok_runs", result->ok_runs},
+                          {"failure", result->failure}, {"bands", nlohmann::json::array()}};
+    store::RunReader reader(*db);
+    for (const auto& b : result->bands) {
+      nlohmann::json j = web::band_json(b);
+      j["variant"] = b.variant;
+      auto p = reader.point(b.point_id);
+      j["point"] = p ? p->key : "";
+      out["bands"].push_back(j);
+    }
+    std::cout << out.dump(2) << std::endl;
+  } else {
+    std::printf("\nA/A noise calibration of %s: %d of %d runs ok%s\n", result->sha.substr(0, 10).c_str(),
+                result->ok_runs, args.runs, result->failure.empty() ? "" : (" (stopped: " + result->failure + ")").c_str());
+    std::printf(
+        "Band = the 95%% prediction interval for the difference of two R-run means of one build (R = runs.per_commit):\n"
+        "t(0.975, df) x s x sqrt(2/R), s = the run-to-run SD of log run medians pooled over these K runs (K - 1 df)\n"
+        "and every measured commit's own runs; calibrated from 9 df on, until then the manifest's default band.\n\n");
+    store::RunReader reader(*db);
+    std::printf("%-28s %-16s %10s  %-12s %s\n", "point", "variant", "band", "state", "how");
+    for (const auto& b : result->bands) {
+      auto p = reader.point(b.point_id);
+      std::printf("%-28s %-16s %10s  %-12s %s\n", p ? p->key.c_str() : "?", b.variant.c_str(),
+                  ("+-" + signed_percent(b.band_rel).substr(1)).c_str(), b.calibrated ? "calibrated" : "uncalibrated",
+                  b.method.c_str());
+    }
+  }
+  if (result->ok_runs == 0) return kExitRunFailed;
+  return result->failure.empty() ? kExitOk : kExitRunFailed;
+}
+
+}  // namespace
+
+void add_noise_command(CLI::App& app, const GlobalOptions& global, int* exit_code) {
+  auto args = std::make_shared<NoiseArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "noise", "Measure the noise band: run one build K times in separate processes (A/A) and store, per variant x "
+               "point, the band for the difference of two measurements of the same code");
+  cmd->add_option("--repo", args->repo, "The git repository")->required()->check(CLI::ExistingDirectory);
+  cmd->add_option("--commit", args->commit, "The revision whose build is measured")->capture_default_str();
+  cmd->add_option("--runs", args->runs, "K: A/A runs (10 give the 9 degrees of freedom that calibrate a band)")
+      ->capture_default_str()->check(CLI::Range(2, 1000));
+  cmd->add_option("--manifest", args->manifest, "A manifest to use instead of perfwatch.json in the commit")
+      ->check(CLI::ExistingFile);
+  cmd->add_flag("--queue", args->queue, "Queue a noise job for the running daemon instead of measuring now");
+  cmd->add_flag("--json", args->json, "Print the bands as JSON");
+  cmd->callback([&global, args, exit_code] { *exit_code = run_noise(global, *args); });
+}
+
+}  // namespace perfwatch::cli

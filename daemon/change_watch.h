@@ -1,0 +1,49 @@
+// Change points over each variant x point's recent history (the newest
+// WatchOptions::change_point_window measured commits), found with
+// analysis/change_points.h (E-Divisive means, permutation test), and turned
+// into work: a change point that no flag explains gets a confirm job for the
+// commit most likely to hold the step (analysis/follow_up.h), which grows
+// that commit's comparison with its predecessor (A B A B runs) until it is
+// decided; only a confirmed step is flagged (kind changepoint), naming the
+// commit.
+//
+// A change point is followed up only when it is persistent: found (within
+// one commit) both in the history up to this commit and in the history up
+// to the one before, so a transient one that comes and goes as commits
+// arrive costs no runs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/change_points.h"
+#include "analysis/compare.h"
+#include "common/result.h"
+#include "daemon/bands.h"
+#include "daemon/context.h"
+#include "daemon/judge.h"
+#include "store/records.h"
+
+namespace perfwatch::daemon {
+
+struct ConfirmRequest {
+  std::string sha;       // the commit to confirm (compared with its predecessor)
+  Cell cell;
+  std::string point_key;
+  analysis::ChangePoint change_point;
+  std::string change_point_sha;  // the commit E-Divisive named
+
+  // What the confirm job's options say about it.
+  nlohmann::json to_json() const;
+};
+
+// The confirm jobs to queue after `head` was judged, for these cells.
+Result<std::vector<ConfirmRequest>> unexplained_change_points(Context& ctx, Bands& bands,
+                                                              const store::CommitRecord& head,
+                                                              store::TestbedId testbed, const std::vector<Cell>& cells,
+                                                              PointNames& names, analysis::Direction direction,
+                                                              const analysis::RunBudget& confirm_budget);
+
+}  // namespace perfwatch::daemon

@@ -1,0 +1,54 @@
+// What every step of the daemon's work shares: the store, the log, the
+// options, the watched repo and its build slots.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "analysis/compare.h"
+#include "daemon/event_log.h"
+#include "daemon/webhook.h"
+#include "daemon/workbench.h"
+#include "runner/git.h"
+#include "store/database.h"
+#include "store/ids.h"
+
+namespace perfwatch::daemon {
+
+struct WatchOptions {
+  std::filesystem::path repo;
+  std::string branch;  // empty: the branch the repo's HEAD is on
+  // A manifest to use instead of perfwatch.json in each commit.
+  std::optional<std::filesystem::path> manifest_path;
+  std::filesystem::path state_dir;  // worktrees/ and logs/
+  double interval_s = 30;           // between polls of the branch
+  bool once = false;                // process everything new, then return
+  std::string since;                // back-fill from this revision (inclusive); empty: from the head on
+  std::string webhook_url;          // empty: none
+  std::uint64_t seed = 0;           // bench input seed; 0 = the bench picks one per run
+  // Commits of history that change-point detection looks at (the newest
+  // ones): the work per commit does not grow with the history's length.
+  int change_point_window = 100;
+  // Runs per commit when confirming a change point; 0 = 2 x runs.max_per_commit.
+  int confirm_max_runs = 0;
+  int max_attempts = 3;             // a job cut off this many times is not redone
+  analysis::ComparePolicy policy;
+};
+
+struct Context {
+  store::Database& db;
+  EventLog& log;
+  const WatchOptions& options;
+  runner::Git git;
+  store::RepoId repo = 0;
+  Workbench workbench;
+  std::optional<Webhook> webhook;
+
+  Context(store::Database& db_, EventLog& log_, const WatchOptions& options_, store::RepoId repo_)
+      : db(db_), log(log_), options(options_), git(options_.repo), repo(repo_),
+        workbench(options_.state_dir, options_.repo) {}
+};
+
+}  // namespace perfwatch::daemon

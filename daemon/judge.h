@@ -1,0 +1,79 @@
+// Judging a commit: its pooled value per variant x point, its comparison with
+// another commit (the previous benchmarked one on the branch, or the pinned
+// baseline), and the flags those comparisons raise. The statistics are
+// analysis/'s (compare.h); this file feeds them the runs and the bands and
+// keeps what they say.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/compare.h"
+#include "common/result.h"
+#include "daemon/bands.h"
+#include "daemon/run_values.h"
+#include "runner/manifest.h"
+#include "store/analysis_store.h"
+#include "store/database.h"
+#include "store/records.h"
+
+namespace perfwatch::daemon {
+
+analysis::Direction direction_of(const runner::Manifest& manifest);
+store::ChangeVerdict to_store(analysis::ChangeVerdict verdict);
+
+// The point keys of point ids, read once each.
+class PointNames {
+ public:
+  explicit PointNames(store::Database& db) : db_(db) {}
+  std::string key(store::PointId point);
+
+ private:
+  store::Database& db_;
+  std::map<store::PointId, std::string> keys_;
+};
+
+// Stores the commit's pooled value of each cell: the geometric mean of its
+// run medians, with the 95% t interval of the mean log (no interval from one run).
+Status store_commit_summaries(store::Database& db, store::CommitId commit, store::TestbedId testbed,
+                              const std::string& metric, const CommitRuns& runs);
+
+// One cell of a comparison of commit B (the one judged) with commit A.
+struct CellComparison {
+  Cell cell;
+  std::vector<double> a, b;  // run medians
+  analysis::Comparison comparison;
+  store::ComparisonId id = 0;  // once stored
+};
+
+// Compares every cell both commits have. Each cell's band leaves out A's and
+// B's own evidence (bands.h).
+Result<std::vector<CellComparison>> compare_commits(Bands& bands, store::TestbedId testbed, store::CommitId a,
+                                                    const CommitRuns& a_runs, store::CommitId b,
+                                                    const CommitRuns& b_runs, analysis::Direction direction,
+                                                    const analysis::ComparePolicy& policy);
+
+// Stores the comparisons (updating those of an earlier look) and fills their ids.
+Status store_comparisons(store::Database& db, store::CommitId b, store::CommitId a, store::ComparisonBasis basis,
+                         store::TestbedId testbed, const std::string& metric, std::vector<CellComparison>& cells);
+
+struct RaisedFlagInfo {
+  store::FlagRecord flag;
+  bool created = false;  // new: worth a webhook
+  const CellComparison* comparison = nullptr;
+};
+
+// Raises a flag for each cell judged regression or improvement: of that kind,
+// or of kind changepoint for `change_point_cells` (a change point's
+// confirmation), with `detail` merged into each flag's detail.
+Result<std::vector<RaisedFlagInfo>> raise_flags(store::Database& db, store::CommitId commit, store::TestbedId testbed,
+                                                const std::string& against_sha,
+                                                const std::vector<CellComparison>& cells,
+                                                const std::vector<Cell>& change_point_cells,
+                                                const nlohmann::json& detail);
+
+}  // namespace perfwatch::daemon

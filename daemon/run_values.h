@@ -1,0 +1,41 @@
+// A commit's runs as the statistics between commits see them: per variant x
+// point ("cell"), the medians of its ok runs in run order.
+#pragma once
+
+#include <compare>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "store/analysis_store.h"
+#include "store/database.h"
+
+namespace perfwatch::daemon {
+
+struct Cell {
+  std::string variant;
+  store::PointId point = 0;
+  friend auto operator<=>(const Cell&, const Cell&) = default;
+};
+
+struct CommitRuns {
+  std::vector<store::RunMedian> medians;  // as the store returns them
+
+  bool empty() const { return medians.empty(); }
+  // Cell -> run medians, in run order.
+  std::map<Cell, std::vector<double>> values() const;
+  // Run -> cell -> median: what one run measured (for paired variant A/B).
+  std::map<store::RunId, std::map<Cell, double>> by_run() const;
+  std::set<store::RunId> run_ids() const;
+  int runs() const { return static_cast<int>(run_ids().size()); }
+};
+
+// The ok runs of `kind` of a commit on a testbed; only those in `only` when given.
+Result<CommitRuns> commit_runs(store::Database& db, store::CommitId commit, store::TestbedId testbed,
+                               store::RunKind kind = store::RunKind::kBench,
+                               const std::optional<std::set<store::RunId>>& only = std::nullopt);
+
+}  // namespace perfwatch::daemon

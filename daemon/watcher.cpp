@@ -1,0 +1,221 @@
+#include "daemon/watcher.h"
+
+#include <chrono>
+#include <thread>
+
+#include "daemon/bench_commit.h"
+#include "daemon/commit_job.h"
+#include "daemon/noise.h"
+#include "store/job_progress_store.h"
+#include "store/queue_store.h"
+#include "store/repo_store.h"
+
+namespace perfwatch::daemon {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+Watcher::Watcher(store::Database& db, EventLog& log, const WatchOptions& options, store::RepoId repo,
+                 std::string branch)
+    : options_(options), ctx_(db, log, options_, repo), branch_(std::move(branch)) {}
+
+Result<std::unique_ptr<Watcher>> Watcher::open(store::Database& db, const WatchOptions& options, EventLog& log) {
+  runner::Git git(options.repo);
+  if (auto ok = git.check(); !ok) return fail(ok.error());
+  std::string branch = options.branch;
+  if (branch.empty()) {
+    auto head = git.run({"symbolic-ref", "--short", "HEAD"});
+    if (!head) return fail(invalid_argument("--branch", "the repo's HEAD is detached: name the branch to watch"));
+    branch = trim(*head);
+  }
+  if (auto head = git.resolve("refs/heads/" + branch); !head) {
+    return fail(invalid_argument("--branch " + branch, "no such branch in " + options.repo.string()));
+  }
+  auto repo = record_repo(db, options.repo);
+  if (!repo) return fail(repo.error());
+  std::unique_ptr<Watcher> w(new Watcher(db, log, options, *repo, branch));
+  if (!options.webhook_url.empty()) {
+    auto hook = Webhook::make(options.webhook_url);
+    if (!hook) return fail(hook.error());
+    w->ctx_.webhook = std::move(*hook);
+  }
+  return w;
+}
+
+Status Watcher::recover() {
+  auto r = store::JobQueue(ctx_.db).recover_after_crash(options_.max_attempts);
+  if (!r) return fail(r.error());
+  for (store::JobId id : r->cut_off) ctx_.log.event("recover").add("job", static_cast<long long>(id)).add("status", "cut_off");
+  for (store::RunId id : r->runs_cut_off) ctx_.log.event("recover").add("run", static_cast<long long>(id)).add("status", "cut_off");
+  for (store::JobId id : r->requeued) ctx_.log.event("recover").add("job", static_cast<long long>(id)).add("status", "requeued");
+  return {};
+}
+
+Result<int> Watcher::poll() {
+  runner::Git& git = ctx_.git;
+  auto head = git.resolve("refs/heads/" + branch_);
+  if (!head) return fail(head.error());
+  auto known = store::RepoReader(ctx_.db).branch(ctx_.repo, branch_);
+  if (!known) return fail(known.error());
+  const std::string old_head = *known ? (*known)->head_sha : "";
+
+  struct Batch {
+    std::vector<std::string> shas;
+    store::JobKind kind;
+  };
+  std::vector<Batch> batches;
+  if (!options_.since.empty() && !since_done_) {
+    auto since = git.resolve(options_.since);
+    if (!since) return fail(invalid_argument("--since " + options_.since, since.error().message));
+    auto info = git.commit_info(*since);
+    if (!info) return fail(info.error());
+    auto on_branch = git.is_ancestor(*since, *head);
+    if (!on_branch) return fail(on_branch.error());
+    if (!*on_branch) return fail(invalid_argument("--since " + options_.since, "is not on branch " + branch_));
+    auto range = git.first_parent_range(info->parent_sha, *head);
+    if (!range) return fail(range.error());
+    batches.push_back({*range, store::JobKind::kBackfill});
+    since_done_ = true;
+  }
+  if (old_head.empty()) {
+    if (batches.empty()) batches.push_back({{*head}, store::JobKind::kBench});
+  } else if (old_head != *head) {
+    auto descends = git.is_ancestor(old_head, *head);
+    if (descends && *descends) {
+      auto range = git.first_parent_range(old_head, *head);
+      if (!range) return fail(range.error());
+      batches.push_back({*range, store::JobKind::kBench});
+    } else {
+      // A force-push: the old head is gone from the branch (or from the repo).
+      std::string base;
+      if (auto mb = git.run({"merge-base", old_head, *head})) base = trim(*mb);
+      ctx_.log.event("poll")
+          .add("event", "force_push")
+          .add("branch", branch_)
+          .add("old", old_head.substr(0, 10))
+          .add("new", head->substr(0, 10))
+          .add("merge_base", base.empty() ? std::string("none") : base.substr(0, 10));
+      if (base.empty()) {
+        batches.push_back({{*head}, store::JobKind::kBench});
+      } else {
+        auto range = git.first_parent_range(base, *head);
+        if (!range) return fail(range.error());
+        batches.push_back({*range, store::JobKind::kBench});
+      }
+      // Queued work for commits that left the branch is dropped, with the reason.
+      store::JobFilter filter;
+      filter.repo_id = ctx_.repo;
+      filter.state = store::JobState::kQueued;
+      filter.limit = 100000;
+      auto queued = store::JobReader(ctx_.db).jobs(filter);
+      if (!queued) return fail(queued.error());
+      for (const auto& job : *queued) {
+        if (job.branch != branch_) continue;
+        auto still = git.is_ancestor(job.commit_sha, *head);
+        if (still && *still) continue;
+        std::string why = "dropped from " + branch_ + " by a force-push (" + old_head.substr(0, 10) + " -> " +
+                          head->substr(0, 10) + ")";
+        if (auto s = store::JobQueue(ctx_.db).finish(job.id, store::JobState::kSkipped, why); !s) return fail(s.error());
+        ctx_.log.event("skip").commit(job.commit_sha).add("job", static_cast<long long>(job.id)).add("message", why);
+      }
+    }
+  }
+
+  int created = 0;
+  store::JobQueue queue(ctx_.db);
+  for (const auto& batch : batches) {
+    for (const auto& sha : batch.shas) {
+      store::JobRequest r;
+      r.repo_id = ctx_.repo;
+      r.commit_sha = sha;
+      r.branch = branch_;
+      r.kind = batch.kind;
+      auto q = queue.enqueue(r);
+      if (!q) return fail(q.error());
+      if (q->created) {
+        ++created;
+        ctx_.log.event("enqueue").commit(sha).add("job", static_cast<long long>(q->id)).add(
+            "kind", std::string(store::to_string(batch.kind)));
+      }
+    }
+  }
+  // Recorded after the jobs: a crash in between queues them again, and
+  // enqueue() does not duplicate them.
+  if (old_head != *head) {
+    if (auto s = store::RepoWriter(ctx_.db).set_branch_head(ctx_.repo, branch_, *head); !s) return fail(s.error());
+  }
+  return created;
+}
+
+Result<bool> Watcher::work_one() {
+  store::JobQueue queue(ctx_.db);
+  auto claimed = queue.claim_next();
+  if (!claimed) return fail(claimed.error());
+  if (!*claimed) return false;
+  const store::JobRecord& job = **claimed;
+  ctx_.log.event("claim")
+      .commit(job.commit_sha)
+      .add("job", static_cast<long long>(job.id))
+      .add("kind", std::string(store::to_string(job.kind)))
+      .add("attempt", static_cast<long long>(job.attempts))
+      .add("confirm", job.options.contains("confirm") ? "yes" : "no");
+  (void)store::JobProgressWriter(ctx_.db).set(job.id, "claimed", {{"commit", job.commit_sha}});
+  auto t0 = Clock::now();
+  Result<JobResult> result = job.kind == store::JobKind::kNoise ? run_noise_job(ctx_, job) : run_commit_job(ctx_, job);
+  if (!result) {
+    // The daemon's own failure (the store): the job is left running, so the
+    // next start finds it cut off and redoes it.
+    ctx_.log.event("job").commit(job.commit_sha).add("job", static_cast<long long>(job.id)).add("status", "error").add(
+        "message", result.error().to_string());
+    return fail(result.error());
+  }
+  if (auto s = queue.finish(job.id, result->state, result->message); !s) return fail(s.error());
+  (void)store::JobProgressWriter(ctx_.db).set(job.id, std::string(store::to_string(result->state)),
+                                              {{"commit", job.commit_sha}, {"message", result->message}});
+  const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+  ctx_.log.event("done")
+      .commit(job.commit_sha)
+      .add("job", static_cast<long long>(job.id))
+      .add("status", std::string(store::to_string(result->state)))
+      .add("wall_s", wall)
+      .add("bench_s", result->bench_s)
+      .add("daemon_s", result->daemon_s)
+      .add("message", result->message);
+  return true;
+}
+
+Status Watcher::run(const std::atomic<bool>& stop) {
+  if (auto s = recover(); !s) return s;
+  auto last_poll = Clock::time_point{};
+  for (;;) {
+    if (stop) return {};
+    auto polled = poll();
+    last_poll = Clock::now();
+    if (!polled) ctx_.log.event("poll").add("status", "failed").add("message", polled.error().to_string());
+    for (;;) {
+      if (stop) return {};
+      auto worked = work_one();
+      if (!worked) return fail(worked.error());
+      if (!*worked) break;
+      // New commits may arrive while a long queue is worked.
+      if (!options_.once && Clock::now() - last_poll > std::chrono::duration<double>(options_.interval_s)) {
+        if (auto p = poll(); !p) ctx_.log.event("poll").add("status", "failed").add("message", p.error().to_string());
+        last_poll = Clock::now();
+      }
+    }
+    if (options_.once) return {};
+    const auto wake = last_poll + std::chrono::duration_cast<Clock::duration>(
+                                      std::chrono::duration<double>(options_.interval_s));
+    while (!stop && Clock::now() < wake) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+}  // namespace perfwatch::daemon
