@@ -8,6 +8,7 @@
 #include "cli/experiment_command.h"
 #include "cli/noise_command.h"
 #include "cli/query_command.h"
+#include "cli/serve_command.h"
 #include "cli/watch_command.h"
 #include "cli/options.h"
 
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
   perfwatch::cli::add_flags_command(app, global, &exit_code);
   perfwatch::cli::add_experiment_command(app, global, &exit_code);
   perfwatch::cli::add_query_command(app, global, &exit_code);
+  perfwatch::cli::add_serve_command(app, global, &exit_code);
 
   try {
     app.parse(argc, argv);
