@@ -7,6 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ./scripts/setup.sh
+# The dashboard embeds uPlot from npm (web/package-lock.json pins it).
+(cd web && npm ci --no-audit --no-fund --loglevel=error)
 build=${PERFWATCH_BUILD_DIR:-build}
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" --target perfwatch

@@ -20,6 +20,10 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 
+# Node.js and npm install the dashboard's chart library and drive the browser
+# test; these machines have Node 20, Debian's packages serve elsewhere.
+command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
+
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"
   sudo=""
