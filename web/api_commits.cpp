@@ -235,7 +235,9 @@ Reply Api::commit(const httplib::Request& request) {
               {"jobs", json::array()}};
   for (const auto& b : builds) out["builds"].push_back(build_json(b));
   for (const auto& r : own_runs) out["runs"].push_back(run_json(r, false));
-  for (const auto& f : flags) out["flags"].push_back(flag_json(f));
+  std::map<store::PointId, std::string> labels;
+  for (const auto& p : points) labels[p.id] = point_label(p);
+  for (const auto& f : flags) out["flags"].push_back(flag_json(f, labels[f.flag.point_id]));
   for (const auto& e : experiments)
     out["experiments"].push_back({{"id", e.id}, {"hypothesis", e.hypothesis}, {"verdict", word(e.verdict)},
                                   {"source", word(e.source)}, {"candidates", e.candidates}});

@@ -1,5 +1,7 @@
 // Experiments and negative results: search by text, verdict, source,
 // parameter, group, commit and date, each with its evidence table.
+#include <map>
+
 #include "store/experiment_store.h"
 #include "web/api.h"
 #include "web/json_views.h"
@@ -11,7 +13,8 @@ using nlohmann::json;
 namespace {
 
 // The experiment with its evidence and its refs' commit shas.
-Expect<json> experiment_document(store::Database& db, store::ExperimentId id, ShaCache& shas, bool evidence) {
+Expect<json> experiment_document(store::Database& db, store::ExperimentId id, ShaCache& shas, bool evidence,
+                                 const std::map<store::PointId, std::string>& labels) {
   auto detail = store::ExperimentReader(db).experiment(id);
   if (!detail) return std::unexpected(from_store(detail.error(), "experiment"));
   json e = experiment_json(detail->experiment);
@@ -21,7 +24,10 @@ Expect<json> experiment_document(store::Database& db, store::ExperimentId id, Sh
   }
   if (evidence) {
     e["evidence"] = json::array();
-    for (const auto& row : detail->evidence) e["evidence"].push_back(evidence_json(row));
+    for (const auto& row : detail->evidence) {
+      auto label = labels.find(row.evidence.point_id);
+      e["evidence"].push_back(evidence_json(row, label == labels.end() ? "" : label->second));
+    }
   }
   return e;
 }
@@ -79,9 +85,10 @@ Reply Api::experiments(const httplib::Request& request) {
   if (has_more) found->pop_back();
 
   ShaCache shas(db);
+  WEB_TRY(labels, point_labels(db));
   json list = json::array();
   for (const auto& e : *found) {
-    WEB_TRY(doc, experiment_document(db, e.id, shas, with_evidence));
+    WEB_TRY(doc, experiment_document(db, e.id, shas, with_evidence, labels));
     list.push_back(std::move(doc));
   }
   return json{{"schema_version", kApiSchemaVersion},
@@ -98,7 +105,8 @@ Reply Api::experiment(const httplib::Request& request) {
   if (!id) return std::unexpected(parse_id_error("experiment"));
   WEB_TRY(l, lease(pool_));
   ShaCache shas(l.db());
-  WEB_TRY(doc, experiment_document(l.db(), *id, shas, true));
+  WEB_TRY(labels, point_labels(l.db()));
+  WEB_TRY(doc, experiment_document(l.db(), *id, shas, true, labels));
   doc["schema_version"] = kApiSchemaVersion;
   return doc;
 }

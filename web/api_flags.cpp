@@ -17,9 +17,9 @@ Reply flag_document(store::Database& db, store::FlagId id) {
   store::AnalysisReader analysis(db);
   auto flag = analysis.flag(id);
   if (!flag) return std::unexpected(from_store(flag.error(), "flag"));
-  json out = flag_json(*flag);
-  out["schema_version"] = kApiSchemaVersion;
   WEB_TRY_STORE(point, store::RunReader(db).point(flag->flag.point_id));
+  json out = flag_json(*flag, point_label(point));
+  out["schema_version"] = kApiSchemaVersion;
   out["point"] = point_json(point);
   out["comparison"] = nullptr;
   if (flag->flag.comparison_id) {
@@ -77,8 +77,9 @@ Reply Api::flags(const httplib::Request& request) {
   WEB_TRY_STORE(list, store::AnalysisReader(db).flags(f));
   bool has_more = static_cast<int>(list.size()) > limit;
   if (has_more) list.pop_back();
+  WEB_TRY(labels, point_labels(db));
   json flags = json::array();
-  for (const auto& v : list) flags.push_back(flag_json(v));
+  for (const auto& v : list) flags.push_back(flag_json(v, labels[v.flag.point_id]));
   return json{{"schema_version", kApiSchemaVersion},
               {"state", state},
               {"limit", limit},

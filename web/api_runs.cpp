@@ -2,6 +2,7 @@
 // progress of what is running.
 #include <map>
 
+#include "store/job_progress_store.h"
 #include "store/queue_store.h"
 #include "store/repo_store.h"
 #include "store/run_store.h"
@@ -159,7 +160,8 @@ Reply Api::jobs(const httplib::Request& request) {
     job["progress"] = nullptr;
     if (j.state == store::JobState::kRunning) {
       // Live: trials stored so far in each of its runs, and the cells (variant
-      // x point) that have a trial against those its manifest plans.
+      // x point) that have a trial against those its manifest plans; plus the
+      // daemon's own report of its step.
       json run_list = json::array();
       for (auto run_id : j.run_ids) {
         WEB_TRY_STORE(table, runs.table(run_id));
@@ -179,7 +181,13 @@ Reply Api::jobs(const httplib::Request& request) {
       json planned_runs = nullptr;
       if (j.options.is_object() && j.options.contains("runs") && j.options["runs"].is_number_integer())
         planned_runs = j.options["runs"];
-      job["progress"] = {{"runs", std::move(run_list)}, {"runs_planned", planned_runs}};
+      // What the daemon says it is doing (step and detail), when it says it.
+      WEB_TRY_STORE(reported, store::JobProgressReader(db).progress(j.id));
+      job["progress"] = {{"runs", std::move(run_list)},
+                         {"runs_planned", planned_runs},
+                         {"step", reported ? json(reported->step) : json(nullptr)},
+                         {"detail", reported ? reported->detail : json(nullptr)},
+                         {"updated_at", reported ? json(reported->updated_at) : json(nullptr)}};
     }
     out_jobs.push_back(std::move(job));
   }

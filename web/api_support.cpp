@@ -4,6 +4,7 @@
 
 #include "store/repo_store.h"
 #include "store/run_store.h"
+#include "web/json_views.h"
 
 namespace perfwatch::web {
 
@@ -95,6 +96,14 @@ Expect<std::string> ShaCache::sha(std::optional<store::CommitId> id) {
   if (!c) return std::unexpected(from_store(c.error()));
   known_[*id] = c->sha;
   return c->sha;
+}
+
+Expect<std::map<store::PointId, std::string>> point_labels(store::Database& db) {
+  auto points = store::RunReader(db).points();
+  if (!points) return std::unexpected(from_store(points.error()));
+  std::map<store::PointId, std::string> out;
+  for (const auto& p : *points) out[p.id] = point_label(p);
+  return out;
 }
 
 Status Writer::with(const std::function<Status(store::Database&)>& write) {

@@ -65,6 +65,9 @@ class ShaCache {
   std::map<store::CommitId, std::string> known_;
 };
 
+// The users' label ("C64") of every point, by id.
+Expect<std::map<store::PointId, std::string>> point_labels(store::Database& db);
+
 // The server's one read-write connection, for the few writes the API makes
 // (acknowledging a flag). Opened on first use; one writer at a time.
 class Writer {

@@ -85,12 +85,13 @@ json flag_brief(const store::FlagRecord& f) {
           {"acknowledged", ack}};
 }
 
-json flag_json(const store::FlagView& v) {
+json flag_json(const store::FlagView& v, const std::string& label) {
   json out = flag_brief(v.flag);
   out["repo_id"] = v.repo_id;
   out["sha"] = v.sha;
   out["subject"] = v.subject;
   out["point_key"] = v.point_key;
+  out["point_label"] = label.empty() ? v.point_key : label;
   return out;
 }
 
@@ -115,11 +116,12 @@ json experiment_json(const store::ExperimentRecord& e) {
           {"refs", std::move(refs)}};
 }
 
-json evidence_json(const store::EvidenceView& v) {
+json evidence_json(const store::EvidenceView& v, const std::string& label) {
   const auto& e = v.evidence;
   return {{"candidate", e.candidate},
           {"point_id", e.point_id},
           {"point_key", v.point_key},
+          {"point_label", label.empty() ? v.point_key : label},
           {"baseline_value", number_or_null(e.baseline_value)},
           {"candidate_value", number_or_null(e.candidate_value)},
           {"delta_rel", number_or_null(e.delta_rel)},

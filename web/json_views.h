@@ -32,10 +32,11 @@ nlohmann::json point_json(const store::PointRecord& point);
 nlohmann::json band_json(const store::NoiseBandRecord& band);
 // The band used when none is stored: the manifest's default, uncalibrated.
 nlohmann::json default_band_json(double band_rel);
-nlohmann::json flag_json(const store::FlagView& flag);
+// With the point's label when `label` is given (the users' "C64").
+nlohmann::json flag_json(const store::FlagView& flag, const std::string& label = "");
 nlohmann::json flag_brief(const store::FlagRecord& flag);
 nlohmann::json experiment_json(const store::ExperimentRecord& experiment);
-nlohmann::json evidence_json(const store::EvidenceView& row);
+nlohmann::json evidence_json(const store::EvidenceView& row, const std::string& point_label = "");
 nlohmann::json run_json(const store::RunRecord& run, bool with_tails);
 nlohmann::json build_json(const store::BuildRecord& build);
 nlohmann::json testbed_json(const store::TestbedRecord& testbed);

@@ -290,6 +290,7 @@ TEST_F(ApiTest, FlagsFilterByStateKindAndPoint) {
     EXPECT_EQ(f["kind"], "regression");
     EXPECT_EQ(f["sha"], info().regression_sha);
     EXPECT_EQ(f["point_key"], info().point_keys[0]);
+    EXPECT_EQ(f["point_label"], "C1");
   }
   auto page = get_valid(client(), "/api/v1/flags?limit=10", 200, "flags");
   EXPECT_EQ(page["flags"].size(), 10u);
@@ -372,6 +373,9 @@ TEST_F(ApiTest, JobsShowTheRunningJobsProgress) {
   EXPECT_EQ(progress["runs"][0]["cells_done"], 1);
   EXPECT_EQ(progress["runs"][0]["cells_planned"], 18);
   EXPECT_EQ(progress["runs_planned"], 3);
+  EXPECT_EQ(progress["step"], "run");
+  EXPECT_EQ(progress["detail"]["point"], info().point_keys[0]);
+  EXPECT_EQ(progress["detail"]["points"], 6);
   auto running_only = get_valid(client(), "/api/v1/jobs?state=running", 200, "jobs");
   EXPECT_EQ(running_only["jobs"].size(), 1u);
   expect_error(client(), "/api/v1/jobs?state=sleeping", 400, "bad_parameter", "state");

@@ -1,0 +1,49 @@
+// A/B: one commit's variants side by side across the sweep, the way the
+// users lay out their tables: per point (C1, C8, ... C96) the baseline, each
+// candidate and its delta, coloured by the experiment's verdict at that point.
+import * as api from '../api.js';
+import {badge, commitLink, el, message, route, section, table} from '../dom.js';
+import * as fmt from '../format.js';
+
+export async function ab(ctx) {
+  const commit = ctx.params.get('commit') || undefined;
+  const doc = await api.get('/api/v1/ab', {commit}, ctx.signal);
+  const form = el('form', {class: 'pickers', onsubmit: (e) => {
+    e.preventDefault();
+    const v = new FormData(e.target).get('commit').trim();
+    window.location.hash = route('/ab', {commit: v});
+  }}, el('label', {}, 'commit ', el('input', {name: 'commit', value: doc.commit.sha.slice(0, 12), size: 14, pattern: '[0-9a-fA-F]{4,64}'})),
+  ' ', el('button', {type: 'submit', text: 'Show'}));
+
+  const unit = fmt.metricUnit(doc.metric) + (doc.lower_is_better ? ', lower is better' : ', higher is better');
+  const header1 = [{text: 'Point', scope: 'col'}, {text: 'baseline', scope: 'col'}];
+  const header2 = [{text: ''}, {text: doc.baseline.name}];
+  for (const c of doc.candidates) {
+    header1.push({node: el('span', {}, el('span', {text: c.name}), ' ', c.experiment ? badge(c.experiment.verdict) : null), colspan: 2, scope: 'colgroup'});
+    header2.push({text: 'candidate'}, {text: 'Δ%'});
+  }
+  const rows = doc.rows.map((r) => {
+    const out = [{node: el('span', {title: r.point.key, text: r.point.label})}, fmt.value(r.baseline ? r.baseline.median : null)];
+    for (const cell of r.cells) {
+      const title = cell.from === 'experiment'
+        ? 'paired over ' + cell.runs + ' runs: band ' + fmt.band(cell.band_rel) + ', p = ' + fmt.pValue(cell.p_value) + ' — ' + cell.verdict.replace('_', ' ')
+        : 'ratio of pooled medians; no verdict';
+      out.push(fmt.value(cell.value ? cell.value.median : null),
+        {node: fmt.percent(cell.delta_rel), class: 'cell ' + fmt.verdictClass(cell.verdict), title});
+    }
+    return out;
+  });
+  const hypotheses = doc.candidates.filter((c) => c.experiment).map((c) => el('li', {},
+    el('strong', {text: c.name}), ' ', el('code', {text: JSON.stringify(c.params)}), ': ',
+    el('span', {text: c.experiment.hypothesis}), c.experiment.conclusion ? el('em', {text: ' — ' + c.experiment.conclusion}) : null,
+    ' ', el('a', {href: route('/experiments', {id: c.experiment.id}), text: 'evidence'})));
+
+  ctx.root.replaceChildren(
+    el('h1', {}, 'A/B at ', commitLink(doc.commit.sha), ' ', el('span', {class: 'subject', text: doc.commit.subject})),
+    form,
+    doc.rows.length
+      ? section('Variants across the sweep (' + unit + ')', table([header1, header2], rows, {class: 'data matrix', id: 'ab-table'}),
+        el('p', {class: 'muted', text: 'Δ% = candidate / baseline − 1. Coloured cells carry the experiment\'s verdict at that point (grey: within noise); uncoloured: medians only.'}))
+      : message('info', 'This commit has no values yet.'),
+    hypotheses.length ? section('What each candidate tried', el('ul', {}, hypotheses)) : null);
+}

@@ -1,0 +1,109 @@
+// One commit: its message, runs and builds, the variant x point table with
+// each cell's change against the previous commit coloured by verdict
+// (within noise greyed), its flags (acknowledge with the token), experiments.
+import * as api from '../api.js';
+import {badge, commitLink, el, link, message, route, section, table} from '../dom.js';
+import * as fmt from '../format.js';
+
+function cellOf(doc, variant, pointId) {
+  return doc.table.cells.find((c) => c.variant === variant && c.point_id === pointId);
+}
+
+function changeTable(doc) {
+  const t = doc.table;
+  if (!t.cells.length) return message('info', 'No values for this commit yet.');
+  const header = [{text: 'Point', scope: 'col'}, ...t.variants.map((v) => ({text: v.name + (v.is_baseline ? ' (baseline)' : ''), scope: 'col'}))];
+  const rows = t.points.map((p) => [
+    {node: el('a', {href: route('/history', {variant: t.variants[0]?.name, point: p.key}), title: p.key, text: p.label})},
+    ...t.variants.map((v) => {
+      const c = cellOf(doc, v.name, p.id);
+      if (!c) return {text: '–'};
+      const value = c.value ? fmt.value(c.value.median) : '–';
+      const cmp = c.comparison;
+      if (!cmp) return {node: el('span', {}, value, el('a', {class: 'hist', href: route('/history', {variant: v.name, point: p.key}), title: 'history', text: ' ↗'})), class: 'v-none'};
+      const title = 'vs ' + (doc.against ? doc.against.short_sha : 'previous') + ': ratio ' + fmt.value(cmp.ratio) +
+        ', 95% CI [' + fmt.value(cmp.ci_low) + ', ' + fmt.value(cmp.ci_high) + '], p = ' + fmt.pValue(cmp.p_value) +
+        ', band ' + fmt.band(cmp.band_rel) + ', runs ' + cmp.runs + ' vs ' + cmp.against_runs + ' — ' + cmp.verdict.replace('_', ' ');
+      return {
+        node: el('span', {}, el('span', {class: 'value', text: value}), ' ', el('span', {class: 'delta', text: fmt.percent(cmp.delta_rel)}),
+          el('a', {class: 'hist', href: route('/history', {variant: v.name, point: p.key}), title: 'history', text: ' ↗'})),
+        class: 'cell ' + fmt.verdictClass(cmp.verdict),
+        title,
+      };
+    }),
+  ]);
+  return table([header], rows, {class: 'data matrix', id: 'change-table'});
+}
+
+function ackForm(flag, writes, onDone) {
+  if (flag.acknowledged || !writes) return null;
+  const reason = el('input', {type: 'text', name: 'reason', placeholder: 'reason', required: true, maxlength: 2000});
+  const token = el('input', {type: 'password', name: 'token', placeholder: 'token', required: true, autocomplete: 'off'});
+  const status = el('span', {class: 'muted'});
+  return el('form', {class: 'ack', onsubmit: async (e) => {
+    e.preventDefault();
+    try {
+      await api.post('/api/v1/flags/' + flag.id + '/acknowledge', {reason: reason.value}, token.value);
+      onDone();
+    } catch (err) {
+      status.textContent = err.message;
+    }
+  }}, reason, ' ', token, ' ', el('button', {type: 'submit', text: 'Acknowledge'}), ' ', status);
+}
+
+export async function commit(ctx) {
+  const sha = ctx.match[1].toLowerCase();
+  const [doc, health] = await Promise.all([
+    api.get('/api/v1/commits/' + encodeURIComponent(sha), {}, ctx.signal),
+    api.get('/healthz', {}, ctx.signal),
+  ]);
+  const c = doc.commit;
+  const reload = () => window.dispatchEvent(new HashChangeEvent('hashchange'));
+  const header = el('div', {class: 'commit-head'},
+    el('h1', {}, el('span', {class: 'sha', text: c.short_sha}), ' ', el('span', {class: 'subject', id: 'commit-subject', text: c.subject})),
+    el('p', {class: 'muted'}, el('span', {text: c.author}), ' · ', fmt.date(c.committed_at), ' · ', el('code', {text: c.sha})),
+    doc.inherited_from
+      ? message('info', 'This commit changed none of the manifest\'s paths: it carries the results of ' + doc.inherited_from.short_sha + ' (no build, no bench time).')
+      : null,
+    el('pre', {class: 'message-body', id: 'commit-message', text: c.message}),
+    el('p', {}, link('/ab', {commit: c.sha}, 'A/B of its variants'), ' · ',
+      doc.against ? el('span', {}, 'compared with ', commitLink(doc.against.sha)) : 'no previous measured commit',
+      doc.testbed ? el('span', {class: 'muted', text: ' · testbed ' + doc.testbed.name + ' (' + doc.testbed.backend + ', ' + doc.testbed.device_name + ')'}) : null));
+
+  const flags = doc.flags.length
+    ? table([['Flag', 'Variant', 'Point', 'Change', 'State']], doc.flags.map((f) => [
+      {node: badge(f.kind)}, el('span', {text: f.variant}), el('span', {text: f.point_label}),
+      {node: fmt.percent(f.magnitude_rel), class: fmt.verdictClass(f.kind)},
+      {node: f.acknowledged
+        ? el('span', {class: 'muted', text: 'acknowledged by ' + f.acknowledged.by + ': ' + f.acknowledged.reason})
+        : [badge('open'), ' ', ackForm(f, health.writes, reload)]}]), {class: 'data', id: 'flags'})
+    : message('ok', 'No flag on this commit.');
+
+  const runs = doc.runs.length
+    ? table([['Run', 'Kind', 'Status', 'Trials', 'Wall', 'Started', 'Message']], doc.runs.map((r) => [
+      el('a', {href: route('/run/' + r.id), text: '#' + r.id}), r.kind, {node: badge(r.status)}, String(r.trial_count),
+      fmt.seconds(r.wall_s), fmt.date(r.started_at), el('span', {class: 'muted', text: r.message})]), {class: 'data'})
+    : message('info', doc.inherited_from ? 'No runs of its own.' : 'No runs yet.');
+  const builds = doc.builds.length
+    ? table([['Build', 'Status', 'Duration', 'Toolchain']], doc.builds.map((b) => [
+      '#' + b.id, {node: badge(b.status)}, fmt.seconds(b.duration_s), el('span', {text: b.toolchain})]), {class: 'data'})
+    : null;
+  const experiments = doc.experiments.length
+    ? el('ul', {}, doc.experiments.map((x) => el('li', {}, badge(x.verdict), ' ',
+      el('a', {href: route('/experiments', {id: x.id}), text: x.hypothesis || '(no hypothesis)'}))))
+    : message('info', 'No experiment refers to this commit.');
+
+  ctx.root.replaceChildren(
+    header,
+    section('Variants × sweep points (' + fmt.metricUnit(doc.metric) + ', change vs the previous measured commit)',
+      changeTable(doc),
+      el('p', {class: 'legend'}, el('span', {class: 'cell v-regression', text: 'regression'}), ' ',
+        el('span', {class: 'cell v-improvement', text: 'improvement'}), ' ',
+        el('span', {class: 'cell v-within_noise', text: 'within noise'}), ' ',
+        el('span', {class: 'cell v-undecided', text: 'undecided'}))),
+    section('Flags', flags),
+    section('Experiments', experiments),
+    section('Runs', runs, builds),
+    doc.annotations.length ? section('Notes', el('ul', {}, doc.annotations.map((a) =>
+      el('li', {}, el('span', {text: a.text}), el('span', {class: 'muted', text: ' — ' + a.author + ', ' + fmt.date(a.at)}))))) : null);
+}
