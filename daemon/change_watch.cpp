@@ -20,6 +20,16 @@ json ConfirmRequest::to_json() const {
                 {"mean_after", change_point.mean_after}}}};
 }
 
+std::map<std::string, json> confirm_options(const std::vector<ConfirmRequest>& requests) {
+  std::map<std::string, json> out;
+  for (const auto& r : requests) {
+    json& o = out[r.sha];
+    if (o.is_null()) o = json{{"confirm", json::array()}};
+    o["confirm"].push_back(r.to_json());
+  }
+  return out;
+}
+
 namespace {
 
 bool persistent(const analysis::ChangePoint& cp, const std::vector<analysis::ChangePoint>& before) {

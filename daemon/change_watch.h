@@ -13,6 +13,7 @@
 // arrive costs no runs.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -35,9 +36,13 @@ struct ConfirmRequest {
   analysis::ChangePoint change_point;
   std::string change_point_sha;  // the commit E-Divisive named
 
-  // What the confirm job's options say about it.
+  // How the confirm job's options name it: {"variant", "point", "change_point": {...}}.
   nlohmann::json to_json() const;
 };
+
+// The options of the confirm jobs for these requests: one job per commit,
+// {"confirm": [cell, ...]}.
+std::map<std::string, nlohmann::json> confirm_options(const std::vector<ConfirmRequest>& requests);
 
 // The confirm jobs to queue after `head` was judged, for these cells.
 Result<std::vector<ConfirmRequest>> unexplained_change_points(Context& ctx, Bands& bands,

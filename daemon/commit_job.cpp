@@ -94,7 +94,7 @@ class CommitJob {
   store::CommitRecord commit_;
   std::optional<store::TestbedId> testbed_;
   bool confirm_ = false;
-  std::optional<Cell> confirm_cell_;
+  std::map<Cell, json> confirm_cells_;  // cell -> the change point that asks for it
   int target_runs_ = 0;
   int runs_done_ = 0;            // by this job, of the commit itself
   std::string failure_;          // what stopped the measuring, if anything
@@ -147,9 +147,11 @@ Result<JobResult> CommitJob::run() {
       return **inherited;
     }
   } else {
-    const json& c = job_.options["confirm"];
-    auto point = store::RunReader(ctx_.db).find_point(c.value("point", ""));
-    if (point && *point) confirm_cell_ = Cell{c.value("variant", ""), (*point)->id};
+    for (const json& c : job_.options["confirm"]) {
+      if (!c.is_object()) continue;
+      auto point = store::RunReader(ctx_.db).find_point(c.value("point", ""));
+      if (point && *point) confirm_cells_[Cell{c.value("variant", ""), (*point)->id}] = c.value("change_point", json::object());
+    }
   }
   return measure();
 }
@@ -342,12 +344,13 @@ Result<JobResult> CommitJob::measure() {
     if (!cells) return fail(cells.error());
     analysis::RunBudget budget;
     budget.max_runs = std::max(max_runs, target_runs_);
+    budget.max_runs_confirm = max_runs;
     budget.can_rerun_baseline = confirm_ || ctx_.workbench.has_build(previous->sha, manifest_.build.command);
     int add_a = 0, add_b = 0, undecided = 0;
     for (const auto& c : *cells) {
       analysis::RunRequest more;
       if (confirm_) {
-        if (confirm_cell_ && c.cell == *confirm_cell_) more = analysis::confirmation_runs(c.comparison, budget);
+        if (confirm_cells_.count(c.cell)) more = analysis::confirmation_runs(c.comparison, budget);
       } else {
         more = analysis::more_runs(c.comparison, budget);
       }
@@ -461,13 +464,7 @@ Status CommitJob::judge_and_record(const store::CommitRecord& previous, bool hav
         .add("improvement", verdicts["improvement"])
         .add("within_noise", verdicts["within_noise"])
         .add("undecided", verdicts["undecided"]);
-    std::vector<Cell> cp_cells;
-    json detail = json::object();
-    if (confirm_ && confirm_cell_) {
-      cp_cells.push_back(*confirm_cell_);
-      detail["change_point"] = job_.options["confirm"].value("change_point", json::object());
-    }
-    auto flags = raise_flags(ctx_.db, commit_.id, testbed, previous.sha, cells, cp_cells, detail);
+    auto flags = raise_flags(ctx_.db, commit_.id, testbed, previous.sha, cells, confirm_cells_);
     if (!flags) return fail(flags.error());
     for (const auto& f : *flags) notify(f, names_.key(f.flag.point_id));
     auto trailer = record_trailer_experiment(ctx_.db, manifest_, ctx_.repo, commit_, previous, testbed, cells, names_);
@@ -569,22 +566,27 @@ Status CommitJob::judge_and_record(const store::CommitRecord& previous, bool hav
     std::vector<Cell> all;
     for (const auto& [cell, values] : b_values) all.push_back(cell);
     analysis::RunBudget confirm_budget;
-    confirm_budget.max_runs = ctx_.options.confirm_max_runs > 0 ? ctx_.options.confirm_max_runs
-                                                                : 2 * manifest_.runs.max_per_commit;
+    confirm_budget.max_runs = manifest_.runs.max_per_commit;
+    confirm_budget.max_runs_confirm = ctx_.options.confirm_max_runs > 0 ? ctx_.options.confirm_max_runs
+                                                                        : 2 * manifest_.runs.max_per_commit;
     auto requests = unexplained_change_points(ctx_, bands_, commit_, testbed, all, names_, direction, confirm_budget);
     if (!requests) return fail(requests.error());
     store::JobQueue queue(ctx_.db);
-    for (const auto& r : *requests) {
+    std::map<std::string, store::Enqueued> queued;
+    for (const auto& [sha, options] : confirm_options(*requests)) {
       store::JobRequest req;
       req.repo_id = ctx_.repo;
-      req.commit_sha = r.sha;
+      req.commit_sha = sha;
       req.branch = job_.branch;
       req.kind = store::JobKind::kBench;
       req.priority = 1;  // before routine work: the step is known to be there
-      req.options = {{"confirm", r.to_json()}};
+      req.options = options;
       req.again = true;
-      auto queued = queue.enqueue(req);
-      if (!queued) return fail(queued.error());
+      auto q = queue.enqueue(req);
+      if (!q) return fail(q.error());
+      queued[sha] = *q;
+    }
+    for (const auto& r : *requests) {
       ctx_.log.event("changepoint")
           .commit(r.change_point_sha)
           .add("variant", r.cell.variant)
@@ -592,8 +594,8 @@ Status CommitJob::judge_and_record(const store::CommitRecord& previous, bool hav
           .add("p", r.change_point.p_value)
           .add("change", signed_percent(r.change_point.rel_change()))
           .add("confirm", r.sha.substr(0, 10))
-          .add("job", static_cast<long long>(queued->id))
-          .add("queued", queued->created ? "yes" : "already");
+          .add("job", static_cast<long long>(queued[r.sha].id))
+          .add("queued", queued[r.sha].created ? "yes" : "already");
     }
   }
   return {};

@@ -44,14 +44,12 @@ Status store_commit_summaries(store::Database& db, store::CommitId commit, store
     s.point_id = cell.point;
     s.metric = metric;
     s.runs = static_cast<std::int64_t>(values.size());
+    s.median = analysis::commit_value(values);
     if (logs.size() >= 2) {
       const analysis::TTestResult t = analysis::one_sample_t_test(logs);
       const double half = t.ci_halfwidth(0.95);
-      s.median = std::exp(t.difference);
       s.ci_low = std::exp(t.difference - half);
       s.ci_high = std::exp(t.difference + half);
-    } else {
-      s.median = values.front();
     }
     if (auto st = writer.put_commit_summary(s); !st) return st;
   }
@@ -112,15 +110,14 @@ Status store_comparisons(store::Database& db, store::CommitId b, store::CommitId
 Result<std::vector<RaisedFlagInfo>> raise_flags(store::Database& db, store::CommitId commit, store::TestbedId testbed,
                                                 const std::string& against_sha,
                                                 const std::vector<CellComparison>& cells,
-                                                const std::vector<Cell>& change_point_cells,
-                                                const nlohmann::json& detail) {
+                                                const std::map<Cell, nlohmann::json>& change_points) {
   std::vector<RaisedFlagInfo> out;
   store::AnalysisWriter writer(db);
   for (const auto& c : cells) {
     const auto v = c.comparison.verdict;
     if (v != analysis::ChangeVerdict::kRegression && v != analysis::ChangeVerdict::kImprovement) continue;
-    const bool by_change_point =
-        std::find(change_point_cells.begin(), change_point_cells.end(), c.cell) != change_point_cells.end();
+    auto cp = change_points.find(c.cell);
+    const bool by_change_point = cp != change_points.end();
     store::FlagRecord f;
     f.commit_id = commit;
     f.testbed_id = testbed;
@@ -131,7 +128,8 @@ Result<std::vector<RaisedFlagInfo>> raise_flags(store::Database& db, store::Comm
                                                          : store::FlagKind::kImprovement;
     f.magnitude_rel = c.comparison.delta_rel();
     if (c.id) f.comparison_id = c.id;
-    nlohmann::json d = detail.is_object() ? detail : nlohmann::json::object();
+    nlohmann::json d = nlohmann::json::object();
+    if (by_change_point) d["change_point"] = cp->second;
     d["verdict"] = analysis::to_string(v);
     d["against"] = against_sha;
     d["ratio"] = c.comparison.ratio;

@@ -68,12 +68,11 @@ struct RaisedFlagInfo {
 };
 
 // Raises a flag for each cell judged regression or improvement: of that kind,
-// or of kind changepoint for `change_point_cells` (a change point's
-// confirmation), with `detail` merged into each flag's detail.
+// or of kind changepoint for the cells a change point's confirmation was
+// about (`change_points`: cell -> what E-Divisive said, kept in the detail).
 Result<std::vector<RaisedFlagInfo>> raise_flags(store::Database& db, store::CommitId commit, store::TestbedId testbed,
                                                 const std::string& against_sha,
                                                 const std::vector<CellComparison>& cells,
-                                                const std::vector<Cell>& change_point_cells,
-                                                const nlohmann::json& detail);
+                                                const std::map<Cell, nlohmann::json>& change_points);
 
 }  // namespace perfwatch::daemon
