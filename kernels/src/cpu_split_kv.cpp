@@ -8,6 +8,7 @@
 
 #include "mla/inputs.h"
 #include "cpu_tile.h"
+#include "cpu_tuning.h"
 #include "simd.h"
 
 
@@ -30,8 +31,10 @@ struct TileKernel {
 
 TileKernel pick_tile_kernel() {
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("x86-64-v4")) return {tile_v4, "x86-64-v4 (AVX-512), 16-float vectors"};
-  if (__builtin_cpu_supports("x86-64-v3")) return {tile_v3, "x86-64-v3 (AVX2, FMA), 8-float vectors"};
+  if (tuning::kMaxVectorFloats >= 16 && __builtin_cpu_supports("x86-64-v4"))
+    return {tile_v4, "x86-64-v4 (AVX-512), 16-float vectors"};
+  if (tuning::kMaxVectorFloats >= 8 && __builtin_cpu_supports("x86-64-v3"))
+    return {tile_v3, "x86-64-v3 (AVX2, FMA), 8-float vectors"};
   return {tile_base, "x86-64 baseline (SSE2), 4-float vectors"};
 }
 #else
