@@ -7,6 +7,7 @@
 #pragma once
 
 #include <expected>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -24,8 +25,23 @@ struct ApiError {
   nlohmann::json body() const;
 };
 
-// The reply of an API handler: a JSON document (200) or an error.
-using Reply = std::expected<nlohmann::json, ApiError>;
+// The body of a 200: a JSON document, or text a handler serialized itself
+// (the history, written with JsonWriter; /metrics, which is not JSON).
+struct Body {
+  Body(nlohmann::json document) : json(std::move(document)) {}  // NOLINT: implicit on purpose
+  static Body text(std::string serialized, std::string content_type = "application/json; charset=utf-8") {
+    Body b(nullptr);
+    b.serialized = std::move(serialized);
+    b.content_type = std::move(content_type);
+    return b;
+  }
+  nlohmann::json json;
+  std::optional<std::string> serialized;
+  std::string content_type = "application/json; charset=utf-8";
+};
+
+// The reply of an API handler: a body (200) or an error.
+using Reply = std::expected<Body, ApiError>;
 
 ApiError bad_parameter(std::string field, std::string message);  // 400
 ApiError not_found(std::string field, std::string message);      // 404

@@ -73,7 +73,7 @@ Reply Api::metrics(const httplib::Request& request) {
   sample(out, "perfwatch_http_errors_total", "class=\"5xx\"", static_cast<double>(counters_.errors_5xx.load()));
   family(out, "perfwatch_http_rate_limited_total", "counter", "Expensive requests refused with 429.");
   sample(out, "perfwatch_http_rate_limited_total", "", static_cast<double>(counters_.rate_limited.load()));
-  return json(out);
+  return Body::text(std::move(out), "text/plain; version=0.0.4; charset=utf-8");
 }
 
 }  // namespace perfwatch::web

@@ -8,6 +8,7 @@
 #include "store/repo_store.h"
 #include "web/api.h"
 #include "web/json_views.h"
+#include "web/json_writer.h"
 
 namespace perfwatch::web {
 
@@ -57,48 +58,66 @@ Reply Api::history(const httplib::Request& request) {
     break;
   }
 
-  json entries = json::array();
+  // Written straight to text: a tree of a thousand entries would cost more
+  // than the query (benchmarks/web_history_bench.md).
+  std::string out;
+  out.reserve(512 + history->entries.size() * 600);
+  JsonWriter w(out);
+  w.begin_object();
+  w.key("schema_version").value(kApiSchemaVersion);
+  w.key("repo_id").value(repo.id);
+  w.key("branch").value(branch.name);
+  w.key("variant").value(history->variant);
+  w.key("point").value(point_json(history->point));
+  w.key("testbed_id").value(history->testbed_id);
+  w.key("metric").value(facts.metric);
+  w.key("lower_is_better").value(facts.lower_is_better);
+  w.key("band").value(history->band ? band_json(*history->band) : default_band_json(facts.default_band));
+  w.key("limit").value(limit);
+  w.key("entries").begin_array();
+  std::vector<double> medians;
   for (const auto& e : history->entries) {
-    json runs = json::array();
-    std::vector<double> medians;
-    for (const auto& r : e.runs) {
-      runs.push_back({{"run_id", r.run_id}, {"kind", std::string(store::to_string(r.kind))}, {"median", r.median},
-                      {"ci_low", number_or_null(r.ci_low)}, {"ci_high", number_or_null(r.ci_high)}, {"n", r.n}});
-      medians.push_back(r.median);
-    }
-    json median = nullptr, ci_low = nullptr, ci_high = nullptr;
+    w.begin_object();
+    w.key("commit_id").value(e.commit_id);
+    w.key("sha").value(e.sha);
+    w.key("short_sha").value(std::string_view(e.sha).substr(0, 10));
+    w.key("subject").value(e.subject);
+    w.key("author").value(e.author);
+    w.key("committed_at").value(e.committed_at);
+    w.key("inherited").value(e.inherited_from.has_value());
+    w.key("pooled").value(e.pooled.has_value());
+    medians.clear();
+    for (const auto& r : e.runs) medians.push_back(r.median);
     if (e.pooled) {
-      median = e.pooled->median;
-      ci_low = number_or_null(e.pooled->ci_low);
-      ci_high = number_or_null(e.pooled->ci_high);
-    } else if (!medians.empty()) {
-      median = median_of(medians);  // not pooled by the analysis yet: the median of its runs
+      w.key("median").value(e.pooled->median);
+      w.key("ci_low").value(e.pooled->ci_low);
+      w.key("ci_high").value(e.pooled->ci_high);
+    } else {
+      // Not pooled by the analysis yet: the median of its runs, no interval.
+      w.key("median");
+      medians.empty() ? w.null() : w.value(median_of(medians));
+      w.key("ci_low").null();
+      w.key("ci_high").null();
     }
-    entries.push_back({{"commit_id", e.commit_id},
-                       {"sha", e.sha},
-                       {"short_sha", e.sha.substr(0, 10)},
-                       {"subject", e.subject},
-                       {"author", e.author},
-                       {"committed_at", e.committed_at},
-                       {"inherited", e.inherited_from.has_value()},
-                       {"pooled", e.pooled.has_value()},
-                       {"median", median},
-                       {"ci_low", ci_low},
-                       {"ci_high", ci_high},
-                       {"runs", std::move(runs)},
-                       {"flag", e.flag ? flag_brief(*e.flag) : json(nullptr)}});
+    w.key("runs").begin_array();
+    for (const auto& r : e.runs) {
+      w.begin_object();
+      w.key("run_id").value(r.run_id);
+      w.key("kind").value(store::to_string(r.kind));
+      w.key("median").value(r.median);
+      w.key("ci_low").value(r.ci_low);
+      w.key("ci_high").value(r.ci_high);
+      w.key("n").value(r.n);
+      w.end_object();
+    }
+    w.end_array();
+    w.key("flag");
+    e.flag ? w.value(flag_brief(*e.flag)) : w.null();
+    w.end_object();
   }
-  return json{{"schema_version", kApiSchemaVersion},
-              {"repo_id", repo.id},
-              {"branch", branch.name},
-              {"variant", history->variant},
-              {"point", point_json(history->point)},
-              {"testbed_id", history->testbed_id ? json(*history->testbed_id) : json(nullptr)},
-              {"metric", facts.metric},
-              {"lower_is_better", facts.lower_is_better},
-              {"band", history->band ? band_json(*history->band) : default_band_json(facts.default_band)},
-              {"limit", limit},
-              {"entries", std::move(entries)}};
+  w.end_array();
+  w.end_object();
+  return Body::text(std::move(out));
 }
 
 }  // namespace perfwatch::web

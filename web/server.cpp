@@ -77,10 +77,12 @@ struct Server::Impl {
     return false;
   }
 
-  void reply(httplib::Response& res, const Reply& r) {
+  void reply(httplib::Response& res, Reply&& r) {
     if (!r) return write_error(res, r.error());
     res.status = 200;
-    res.set_content(dump(*r), "application/json; charset=utf-8");
+    // Moved, not copied: a history body is hundreds of kB.
+    res.body = r->serialized ? std::move(*r->serialized) : dump(r->json);
+    res.set_header("Content-Type", r->content_type);
   }
 
   using Handler = Reply (Api::*)(const httplib::Request&);
@@ -106,12 +108,7 @@ struct Server::Impl {
 
   void routes() {
     http.Get("/healthz", route(&Api::healthz, false));
-    http.Get("/metrics", [this](const httplib::Request& req, httplib::Response& res) {
-      auto r = api->metrics(req);
-      if (!r) return write_error(res, r.error());
-      res.status = 200;
-      res.set_content(r->get<std::string>(), "text/plain; version=0.0.4; charset=utf-8");
-    });
+    http.Get("/metrics", route(&Api::metrics, false));
     http.Get("/api/v1/repos", route(&Api::repos, false));
     http.Get("/api/v1/commits", route(&Api::commits, true));
     http.Get(R"(/api/v1/commits/([0-9A-Fa-f]{4,64}))", route(&Api::commit, true));
