@@ -27,28 +27,33 @@ std::optional<Workbench::Memory> Workbench::read_memory(const fs::path& dir) {
 
 Workbench::Lease Workbench::lease(const std::string& sha, const std::string& command,
                                   const std::vector<std::string>& keep) {
-  std::optional<fs::path> choice;
+  // Preference: the slot that holds this build; else the least recently
+  // built slot that holds some other build not kept (an incremental build);
+  // else an empty slot (a full build); else the first slot.
+  std::optional<fs::path> filled, empty;
   fs::file_time_type oldest = fs::file_time_type::max();
   for (int i = 0; i < rotating_; ++i) {
     fs::path dir = base_.string() + "-" + std::string(1, static_cast<char>('a' + i));
     auto memory = read_memory(dir);
     if (memory && memory->sha == sha && memory->command == command) return {dir, true};
-    bool kept = false;
-    if (memory) {
-      for (const auto& k : keep) kept = kept || memory->sha == k;
+    if (!memory) {
+      if (!empty) empty = dir;
+      continue;
     }
+    bool kept = false;
+    for (const auto& k : keep) kept = kept || memory->sha == k;
     if (kept) continue;
     std::error_code ec;
-    fs::file_time_type when = memory ? fs::last_write_time(memory_path(dir), ec) : fs::file_time_type::min();
+    fs::file_time_type when = fs::last_write_time(memory_path(dir), ec);
     if (ec) when = fs::file_time_type::min();
-    if (!choice || when < oldest) {
-      choice = dir;
+    if (!filled || when < oldest) {
+      filled = dir;
       oldest = when;
     }
   }
-  // Every slot holds a kept build: take the first (the kept build is lost).
-  if (!choice) choice = fs::path(base_.string() + "-a");
-  return {*choice, false};
+  if (filled) return {*filled, false};
+  if (empty) return {*empty, false};
+  return {fs::path(base_.string() + "-a"), false};
 }
 
 Workbench::Lease Workbench::named(const std::string& name, const std::string& sha, const std::string& command) {

@@ -29,9 +29,10 @@ class Workbench {
     bool built = false;         // it holds a good build of the commit: skip the build
   };
 
-  // Where to run `sha`: a rotating slot that holds its build, else the least
-  // recently built rotating slot that does not hold one of `keep` (the
-  // builds still wanted, e.g. the previous commit's).
+  // Where to run `sha`: a rotating slot that holds its build; else the least
+  // recently built slot holding another build that is not in `keep` (the
+  // builds still wanted, e.g. the previous commit's), so the build is
+  // incremental; else an empty slot; else the first.
   Lease lease(const std::string& sha, const std::string& build_command, const std::vector<std::string>& keep = {});
 
   // The named slot, and whether it holds a good build of `sha`.

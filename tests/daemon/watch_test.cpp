@@ -91,10 +91,11 @@ TEST_F(DaemonTest, ACommitTouchingNoneOfThePathsInheritsWithoutBuildOrRun) {
 // A local webhook receiver on a free loopback port, stopped in its destructor.
 class HookReceiver {
  public:
-  HookReceiver() {
-    server_.Post("/hook", [this](const httplib::Request& req, httplib::Response& res) {
+  explicit HookReceiver(int status = 200) {
+    server_.Post("/hook", [this, status](const httplib::Request& req, httplib::Response& res) {
       std::lock_guard lock(mutex_);
       bodies_.push_back(json::parse(req.body));
+      res.status = status;
       res.set_content("{}", "application/json");
     });
     port_ = server_.bind_to_any_port("127.0.0.1");
@@ -165,19 +166,20 @@ TEST_F(DaemonTest, AWebhookThatFailsIsLoggedAndNeverStopsTheDaemon) {
   json slow = fake_manifest();
   slow["bench"]["env"]["FAKE_BENCH_SLOW"] = "base:1.5";
   std::string b = commit(slow, "slower", {{"src/k.c", "2"}});
-  int closed_port = 0;
-  {
-    httplib::Server probe;
-    closed_port = probe.bind_to_any_port("127.0.0.1");
-  }  // closed again: nothing listens there now
+  HookReceiver broken(500);
   WatchOptions o = options();
   o.since = a;
-  o.webhook_url = "http://127.0.0.1:" + std::to_string(closed_port) + "/hook";
+  o.webhook_url = broken.url();
   watch_once(o);
   EXPECT_EQ(flags(store::FlagKind::kRegression).size(), 2u);
+  EXPECT_EQ(broken.bodies().size(), 2u);
   EXPECT_TRUE(logged("step=webhook flag=")) << log_text();
-  EXPECT_TRUE(logged("status=failed message=")) << log_text();
+  EXPECT_TRUE(logged("status=failed message=\"webhook " + broken.url() + ": POST answered 500\"")) << log_text();
   EXPECT_EQ(jobs_of(b)[0].state, store::JobState::kDone);
+
+  // Nothing listening at all: the daemon goes on just the same.
+  EXPECT_FALSE(Webhook::make("http://127.0.0.1:1/hook")->post(json::object()).has_value());
+  EXPECT_FALSE(Webhook::make("ftp://example.com/hook").has_value());
 }
 
 // Each failure of issue 2's list: recorded, and the next commit is judged
@@ -260,6 +262,37 @@ TEST_F(DaemonTest, AForcePushDropsQueuedCommitsThatLeftTheBranchAndQueuesTheNewO
   ASSERT_TRUE(cmp && !cmp->empty());
   EXPECT_EQ(cmp->front().against_commit_id, commit_record(a).id);
   for (const auto& gone : {b, c}) EXPECT_TRUE(jobs_of(gone)[0].run_ids.empty());
+}
+
+TEST_F(DaemonTest, APinnedBaselineIsReRunBesideEachCommitAndComparedWithIt) {
+  std::string a = commit(fake_manifest(), "release", {{"src/k.c", "1"}});
+  repo_.git("tag v1");
+  json m = fake_manifest();
+  m["runs"]["pinned_baseline"] = "v1";
+  m["runs"]["interleave_baseline"] = true;
+  std::string b = commit(m, "pin the release", {{"src/k.c", "2"}});
+  m["bench"]["env"]["FAKE_BENCH_SLOW"] = "base:1.5";
+  std::string c = commit(m, "slower than the release", {{"src/k.c", "3"}});
+  WatchOptions o = options();
+  o.since = b;
+  watch_once(o);
+
+  int reruns = 0;
+  for (const auto& r : runs_of(a)) reruns += r.kind == store::RunKind::kBaselineRerun && r.status == store::RunStatus::kOk;
+  EXPECT_EQ(reruns, 6);  // A B A B: one before each of b's and c's three runs
+  auto cmp = store::AnalysisReader(*db_).comparisons_of_commit(commit_record(c).id);
+  ASSERT_TRUE(cmp.has_value());
+  int pinned = 0, worse = 0;
+  for (const auto& x : *cmp) {
+    if (x.basis != store::ComparisonBasis::kPinned) continue;
+    ++pinned;
+    EXPECT_EQ(x.against_commit_id, commit_record(a).id);
+    EXPECT_EQ(x.against_runs, 3);  // the re-runs made beside c
+    worse += x.verdict == store::ChangeVerdict::kRegression;
+  }
+  EXPECT_EQ(pinned, 4);
+  EXPECT_EQ(worse, 2);
+  EXPECT_TRUE(logged("basis=pinned")) << log_text();
 }
 
 TEST_F(DaemonTest, ACommitThatNoLongerExistsIsSkippedWithTheReason) {
