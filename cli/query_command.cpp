@@ -29,6 +29,7 @@ struct Common {
 };
 
 struct ExperimentArgs : Common {
+  bool brief = false;
   std::string verdict;
   std::string search;
   std::vector<std::string> params;
@@ -125,6 +126,15 @@ int query_experiments(const GlobalOptions& global, const ExperimentArgs& args) {
       for (const auto& row : detail->evidence) j["evidence"].push_back(web::evidence_json(row));
       j["headlines"] = experiment_headlines(*detail);
       out.push_back(j);
+    } else if (args.brief) {
+      std::string where;
+      for (const auto& c : detail->experiment.candidates) {
+        if (c.contains("commit")) where = c["commit"].get<std::string>().substr(0, 10);
+      }
+      for (const auto& h : experiment_headlines(*detail)) {
+        text += "#" + std::to_string(e.id) + " " + std::string(store::to_string(e.source)) +
+                (where.empty() ? "" : " " + where) + "  " + h + "\n";
+      }
     } else {
       text += experiment_text(*detail) + "\n";
     }
@@ -323,6 +333,7 @@ void add_query_command(CLI::App& app, const GlobalOptions& global, int* exit_cod
   e->add_option("--group", ex->group, "Only this investigation (Perf-Experiment: id)");
   e->add_option("--repo", ex->repo, "Only this repository");
   e->add_option("--limit", ex->limit, "At most this many, newest first")->capture_default_str();
+  e->add_flag("--brief", ex->brief, "One line per experiment and candidate: its verdict and where it showed");
   e->add_flag("--json", ex->json, "As JSON");
   e->callback([&global, ex, exit_code] { *exit_code = query_experiments(global, *ex); });
 

@@ -74,8 +74,10 @@ class CommitJob {
   Result<std::optional<JobResult>> inherit();
   Result<JobResult> measure();
   Status judge_and_record(const store::CommitRecord& previous_or_none, bool have_previous);
+  // One run (building first when the slot does not hold the build);
+  // `detail` goes into the job's live progress.
   Result<BenchOutcome> run_once(const std::string& sha, store::RunKind kind, Workbench::Lease lease,
-                                const std::string& purpose);
+                                const std::string& purpose, json detail = json::object());
   Result<int> ok_runs_of(store::CommitId commit, std::optional<store::TestbedId>* testbed);
   Status run_pinned_rerun();
   void progress(const std::string& step, json detail);
@@ -213,9 +215,12 @@ Result<int> CommitJob::ok_runs_of(store::CommitId commit, std::optional<store::T
 }
 
 Result<BenchOutcome> CommitJob::run_once(const std::string& sha, store::RunKind kind, Workbench::Lease lease,
-                                         const std::string& purpose) {
+                                         const std::string& purpose, json detail) {
   if (!lease.built) ctx_.workbench.forget(lease.dir);
-  progress(lease.built ? "run" : "build", {{"of", sha}, {"kind", store::to_string(kind)}, {"purpose", purpose}});
+  detail["of"] = sha;
+  detail["kind"] = store::to_string(kind);
+  detail["purpose"] = purpose;
+  progress(lease.built ? "run" : "build", detail);
   BenchOptions o;
   o.repo = ctx_.options.repo;
   o.rev = sha;
@@ -227,7 +232,8 @@ Result<BenchOutcome> CommitJob::run_once(const std::string& sha, store::RunKind 
   o.seed = ctx_.options.seed;
   o.skip_build = lease.built;
   o.worktree = lease.dir;
-  JobReporter reporter(ctx_.db, job_.id, {{"commit", sha_}, {"of", sha}, {"purpose", purpose}});
+  detail["commit"] = sha_;
+  JobReporter reporter(ctx_.db, job_.id, detail);
   auto t0 = Clock::now();
   auto out = bench_commit(ctx_.db, o, reporter);
   bench_s_ += seconds_since(t0);
@@ -301,7 +307,8 @@ Result<JobResult> CommitJob::measure() {
       if (auto s = run_pinned_rerun(); !s) return fail(s.error());
     }
     auto out = run_once(sha_, store::RunKind::kBench, lease_b(keep),
-                        "run " + std::to_string(index) + " of " + std::to_string(of) + " of " + short_sha);
+                        "run " + std::to_string(index) + " of " + std::to_string(of) + " of " + short_sha,
+                        {{"run", index}, {"runs_planned", of}});
     if (!out) return fail(out.error());
     ++runs_done_;
     if (out->status != store::RunStatus::kOk) {
@@ -315,8 +322,23 @@ Result<JobResult> CommitJob::measure() {
     return true;
   };
 
+  // The previous benchmarked commit's build is kept in its slot (this
+  // commit builds in another), so that undecided comparisons can grow both
+  // sides. Its testbed is this machine's: the one runs here were made on.
+  std::string keep;
+  {
+    std::optional<store::TestbedId> testbed = testbed_;
+    if (!testbed) {
+      auto beds = store::RunReader(ctx_.db).testbeds();
+      if (beds && beds->size() == 1) testbed = beds->front().id;
+    }
+    if (testbed) {
+      auto prev = store::HistoryReader(ctx_.db).previous_measured(commit_.id, *testbed);
+      if (prev && *prev) keep = (*prev)->sha;
+    }
+  }
   while (ok_b < target_runs_ && failure_.empty()) {
-    auto ok = run_b("", ok_b + 1, target_runs_);
+    auto ok = run_b(keep, ok_b + 1, target_runs_);
     if (!ok) return fail(ok.error());
     if (*ok) ++ok_b;
   }

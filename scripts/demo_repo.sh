@@ -54,14 +54,16 @@ if [ ! -d "$repo/.git" ]; then
 
 A replay of a kernel-tuning history, watched by perfwatch.
 EOF
-  # A small sweep for two CPU cores: three batch sizes at topk 512.
+  # A small sweep for two CPU cores: three batch sizes at topk 512, one
+  # worker thread (on a shared 2-core machine a second one mostly measures
+  # the neighbours).
   cat > "$repo/perfwatch.json" <<'EOF'
 {
   "schema_version": 1,
   "name": "sparse MLA decode, CPU backend (perfwatch demo)",
   "build": {"command": "PERFWATCH_CUDA=OFF kernels/scripts/build.sh build/kernels", "timeout_s": 1800},
   "paths": ["kernels/", "perfwatch.json"],
-  "bench": {"command": "build/kernels/mla_bench", "backend": "cpu", "timeout_s": 600, "idle_timeout_s": 120},
+  "bench": {"command": "build/kernels/mla_bench", "backend": "cpu", "threads": 1, "timeout_s": 600, "idle_timeout_s": 120},
   "variants": [
     {"name": "bt32_w4", "baseline": true,
      "params": {"block_t": 32, "num_warps": 4, "num_stages": 2, "target_ctas": 0}},
@@ -116,4 +118,9 @@ echo "== flags =="
 echo
 echo "== negative results (rejected experiments) =="
 "$perfwatch" --db "$db" query experiments --verdict rejected --repo "$repo"
-echo "== all experiments: perfwatch --db $db query experiments; a point's history: perfwatch --db $db query history --variant bt32_w4 --point b8_h16_k512_bf16"
+echo "== every experiment, one line each (variant A/B of each commit, trailers) =="
+"$perfwatch" --db "$db" query experiments --brief --repo "$repo"
+echo
+echo "more: perfwatch --db $db query experiments --param num_warps=8"
+echo "      perfwatch --db $db query history --variant bt32_w4 --point b8_h16_k512_bf16"
+echo "      perfwatch --db $db watch --repo $repo --port 8080   (the dashboard)"
