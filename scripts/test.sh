@@ -8,6 +8,6 @@ cd "$(dirname "$0")/.."
 # The dashboard embeds uPlot from npm (web/package-lock.json pins it).
 (cd web && npm ci --no-audit --no-fund --loglevel=error)
 build=${PERFWATCH_BUILD_DIR:-build}
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPERFWATCH_REQUIRE_BROWSER_TEST=ON
 cmake --build "$build"
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
