@@ -34,6 +34,7 @@ struct WatchArgs {
   std::string token;
   std::string webhook;
   int window = 100;
+  int build_slots = 2;
   std::uint64_t seed = 0;
 };
 
@@ -53,6 +54,7 @@ int run_watch(const GlobalOptions& global, const WatchArgs& args) {
     if (const char* env = std::getenv("PERFWATCH_WEBHOOK_URL")) options.webhook_url = env;
   }
   options.change_point_window = args.window;
+  options.build_slots = args.build_slots;
   options.seed = args.seed;
 
   daemon::EventLog log;
@@ -121,6 +123,10 @@ void add_watch_command(CLI::App& app, const GlobalOptions& global, int* exit_cod
                   "POST a JSON message here on each new regression (default: $PERFWATCH_WEBHOOK_URL)");
   cmd->add_option("--window", args->window, "Commits of history that change-point detection looks at")
       ->capture_default_str()->check(CLI::Range(8, 100000));
+  cmd->add_option("--build-slots", args->build_slots,
+                  "Persistent build folders: 2 keep the previous commit's build for A B A B re-runs; 1 saves a "
+                  "full build and disk")
+      ->capture_default_str()->check(CLI::Range(1, 8));
   cmd->add_option("--seed", args->seed, "Bench input seed (0: the bench picks one per run; stored either way)");
   cmd->callback([&global, args, exit_code] { *exit_code = run_watch(global, *args); });
 }

@@ -1,5 +1,6 @@
 #include "daemon/change_watch.h"
 
+#include <cmath>
 #include <cstdlib>
 
 #include "analysis/follow_up.h"
@@ -84,6 +85,10 @@ Result<std::vector<ConfirmRequest>> unexplained_change_points(Context& ctx, Band
     }
     for (std::size_t i = 0; i < cps.size(); ++i) {
       if (!persistent(cps[i], cps_before)) continue;
+      // E-Divisive is scale-free: on a history of (nearly) equal values it
+      // can split on rounding. A step smaller than the smallest effect worth
+      // more runs (ComparePolicy::min_effect_rel) is not followed up.
+      if (!(std::abs(cps[i].rel_change()) >= ctx.options.policy.min_effect_rel)) continue;
       // Each commit's comparison with its predecessor in this series: fresh
       // from the runs (the stored ones may predate runs added since).
       std::vector<analysis::Comparison> comparisons(entries.size());

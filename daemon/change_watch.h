@@ -10,7 +10,9 @@
 // A change point is followed up only when it is persistent: found (within
 // one commit) both in the history up to this commit and in the history up
 // to the one before, so a transient one that comes and goes as commits
-// arrive costs no runs.
+// arrive costs no runs; and only when its segments' means differ by at
+// least ComparePolicy::min_effect_rel (2%): smaller steps are not worth runs,
+// and on a history of equal values E-Divisive (scale-free) splits on rounding.
 #pragma once
 
 #include <map>

@@ -34,6 +34,12 @@ struct WatchOptions {
   // Runs per commit when confirming a change point; 0 = 2 x runs.max_per_commit.
   int confirm_max_runs = 0;
   int max_attempts = 3;             // a job cut off this many times is not redone
+  // Rotating build slots (persistent worktrees). With 2, the previous
+  // commit's build stays at hand while the next is measured, so undecided
+  // comparisons grow both sides (A B A B); the price is a second full build
+  // once, when the slots are first filled. With 1, every build is
+  // incremental but only the new commit's side can grow.
+  int build_slots = 2;
   analysis::ComparePolicy policy;
 };
 
@@ -48,7 +54,7 @@ struct Context {
 
   Context(store::Database& db_, EventLog& log_, const WatchOptions& options_, store::RepoId repo_)
       : db(db_), log(log_), options(options_), git(options_.repo), repo(repo_),
-        workbench(options_.state_dir, options_.repo) {}
+        workbench(options_.state_dir, options_.repo, options_.build_slots) {}
 };
 
 }  // namespace perfwatch::daemon

@@ -10,7 +10,7 @@ namespace perfwatch::daemon {
 namespace fs = std::filesystem;
 
 Workbench::Workbench(fs::path state_dir, fs::path repo, int rotating)
-    : base_(worktree_dir(state_dir, repo)), rotating_(rotating < 2 ? 2 : rotating) {}
+    : base_(worktree_dir(state_dir, repo)), rotating_(rotating < 1 ? 1 : rotating) {}
 
 fs::path Workbench::memory_path(const fs::path& dir) { return fs::path(dir.string() + ".built"); }
 

@@ -20,7 +20,7 @@ namespace perfwatch::daemon {
 class Workbench {
  public:
   // Slots live under <state_dir>/worktrees/, named after the repo. `rotating`
-  // slots (at least 2) are shared by the commits; named ones ("pinned",
+  // slots (at least 1) are shared by the commits; named ones ("pinned",
   // "noise") are kept for one purpose.
   Workbench(std::filesystem::path state_dir, std::filesystem::path repo, int rotating = 2);
 

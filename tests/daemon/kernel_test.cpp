@@ -55,6 +55,10 @@ TEST_F(KernelTest, ACommitThatSlowsTheCpuKernelIsFlaggedAndItsHypothesisRejected
                          {{"kernels/src/cpu_tuning.h", text}});
   WatchOptions o = options();
   o.since = a;
+  // One build slot: the second commit builds incrementally over the first
+  // (a second full build of kernels/ would double this test's time); an
+  // undecided point then grows the new commit's runs only.
+  o.build_slots = 1;
   watch_once(o);
 
   for (const auto& sha : {a, b}) {
