@@ -21,7 +21,7 @@ analysis::NoiseEvidence evidence_of(const store::NoiseEvidenceTotals& t) {
 
 std::string percent(double rel) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2g%%", 100 * rel);
+  std::snprintf(buf, sizeof buf, "%.2f%%", 100 * rel);
   return buf;
 }
 

@@ -1,0 +1,112 @@
+// The daemon's commands as a user runs them: perfwatch watch --once, then
+// query, flags ack, experiment add/conclude, noise -- text for people and
+// JSON for tools.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/git_fixture.h"
+#include "tests/support/temp_dir.h"
+
+namespace perfwatch {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+class CliTest : public ::testing::Test {
+ protected:
+  static json manifest(const std::string& slow = "") {
+    json m = {{"schema_version", 1},
+              {"build", {{"command", "true"}}},
+              {"paths", {"src/", "perfwatch.json"}},
+              {"bench", {{"command", FAKE_BENCH_PATH}, {"timeout_s", 60}, {"idle_timeout_s", 20}, {"env", json::object()}}},
+              {"variants",
+               {{{"name", "base"}, {"baseline", true}, {"params", {{"block_t", 32}, {"num_warps", 4}}}},
+                {{"name", "w8"}, {"params", {{"block_t", 32}, {"num_warps", 8}}}, {"hypothesis", "8 warps hide latency"}}}},
+              {"sweep", {{"batch", {1, 8}}}},
+              {"trials", {{"min", 3}, {"max", 6}, {"target_rel_ci", 0.5}, {"budget_s", 30}}}};
+    if (!slow.empty()) m["bench"]["env"]["FAKE_BENCH_SLOW"] = slow;
+    return m;
+  }
+  std::string commit(const json& m, const std::string& message, const std::string& code) {
+    return repo_.commit({{"perfwatch.json", m.dump(2)}, {"src/k.c", code}}, message);
+  }
+  // Runs perfwatch with the test's database; returns stdout (stderr to a file).
+  std::string pw(const std::string& args) {
+    return testing::shell(std::string(PERFWATCH_BIN) + " --db '" + (dir_ / "pw.db").string() + "' " + args + " 2>>'" +
+                          (dir_ / "stderr.log").string() + "'");
+  }
+  int pw_status(const std::string& args) {
+    return std::system((std::string(PERFWATCH_BIN) + " --db '" + (dir_ / "pw.db").string() + "' " + args +
+                        " >/dev/null 2>>'" + (dir_ / "stderr.log").string() + "'")
+                           .c_str());
+  }
+  std::string repo() const { return "--repo '" + repo_.path().string() + "'"; }
+
+  testing::GitFixture repo_;
+  testing::TempDir dir_{"perfwatch-cli"};
+};
+
+TEST_F(CliTest, WatchThenQueryAcknowledgeAndConclude) {
+  std::string a = commit(manifest("w8:1.3"), "baseline", "1");
+  std::string b = commit(manifest("base:1.5"), "slower base\n\nPerf-Hypothesis: a bigger base tile\nPerf-Experiment: tiles", "2");
+  pw("watch " + repo() + " --since " + a + " --once");
+  const std::string log = testing::read_file(dir_ / "stderr.log");
+  EXPECT_THAT(log, HasSubstr("commit=" + b.substr(0, 10) + " step=flag kind=regression"));
+
+  // Flags, as text and JSON.
+  std::string flags = pw("flags");
+  EXPECT_THAT(flags, HasSubstr("regression"));
+  EXPECT_THAT(flags, HasSubstr("+50.0%"));
+  // base got slower; w8, no longer slowed, got faster.
+  EXPECT_EQ(json::parse(pw("query flags --json")).size(), 4u);
+  json fj = json::parse(pw("query flags --kind regression --json"));
+  ASSERT_EQ(fj.size(), 2u);
+  const int id = fj[0]["id"].get<int>();
+  std::string acked = pw("flags ack " + std::to_string(id) + " --reason 'expected: bigger tile' --by tester");
+  EXPECT_THAT(acked, HasSubstr("acked (expected: bigger tile)"));
+  EXPECT_EQ(json::parse(pw("flags --kind regression --json")).size(), 1u);  // open ones
+  EXPECT_EQ(json::parse(pw("flags --acknowledged --json")).size(), 1u);
+  EXPECT_NE(pw_status("flags ack 999 --reason x"), 0);
+
+  // "Did we ever try num_warps=8? What happened?"
+  std::string tried = pw("query experiments --param num_warps=8 --verdict rejected");
+  EXPECT_THAT(tried, HasSubstr("num_warps=8 REJECTED: worse +"));
+  EXPECT_THAT(tried, HasSubstr("time_us at b1_h16_k2048_bf16, b8_h16_k2048_bf16"));
+  EXPECT_THAT(tried, HasSubstr("8 warps hide latency"));
+  json ej = json::parse(pw("query experiments --search 'bigger tile' --json"));
+  ASSERT_EQ(ej.size(), 1u);
+  EXPECT_EQ(ej[0]["verdict"], "mixed");  // base worse, w8 (no longer slowed) better
+  EXPECT_THAT(ej[0]["headlines"].dump(), HasSubstr("base REJECTED: worse +50.0% time_us"));
+  EXPECT_THAT(ej[0]["headlines"].dump(), HasSubstr("w8 ACCEPTED: better -"));
+  EXPECT_EQ(ej[0]["evidence"].size(), 4u);
+  const int exp_id = ej[0]["id"].get<int>();
+  std::string concluded =
+      pw("experiment conclude " + std::to_string(exp_id) + " --conclusion 'the bigger tile spills; keep 32'");
+  EXPECT_THAT(concluded, HasSubstr("conclusion: the bigger tile spills; keep 32"));
+  EXPECT_THAT(pw("query experiments --brief"), HasSubstr("REJECTED"));
+
+  // By hand, from the runs stored.
+  std::string added = pw("experiment add " + repo() + " --hypothesis 'w8 at the slow commit' --baseline variant:base "
+                         "--candidate variant:w8 --commit " + b);
+  EXPECT_THAT(added, HasSubstr("(manual"));
+  EXPECT_NE(pw_status("experiment add " + repo() + " --hypothesis x --baseline variant:base --candidate " + a), 0);
+
+  // Runs and history.
+  std::string runs = pw("query runs");
+  EXPECT_THAT(runs, HasSubstr(b.substr(0, 10)));
+  json hj = json::parse(pw("query history --variant base --point b1_h16_k2048_bf16 --json"));
+  ASSERT_EQ(hj["entries"].size(), 2u);
+  EXPECT_FALSE(hj["entries"][1]["flag"].is_null());
+  EXPECT_THAT(pw("query history --variant base --point b1_h16_k2048_bf16"), HasSubstr("uncalibrated"));
+
+  // A/A calibration, said how.
+  std::string noise = pw("noise " + repo() + " --runs 3");
+  EXPECT_THAT(noise, HasSubstr("A/A noise calibration of " + b.substr(0, 10) + ": 3 of 3 runs ok"));
+  EXPECT_THAT(noise, HasSubstr("t(0.975, df) x s x sqrt(2/R)"));
+}
+
+}  // namespace
+}  // namespace perfwatch
