@@ -192,6 +192,8 @@ struct Failure {
   std::int64_t trials_kept;
 };
 
+void PrintTo(const Failure& failure, std::ostream* os) { *os << failure.name; }
+
 class QueueFailureTest : public DaemonTest, public ::testing::WithParamInterface<Failure> {};
 
 TEST_P(QueueFailureTest, IsRecordedAndTheQueueMovesOn) {
