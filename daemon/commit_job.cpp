@@ -337,7 +337,9 @@ Result<JobResult> CommitJob::measure() {
       if (prev && *prev) keep = (*prev)->sha;
     }
   }
+  const std::string interrupted = "interrupted: the daemon was asked to stop; the next start redoes the job";
   while (ok_b < target_runs_ && failure_.empty()) {
+    if (ctx_.stopping()) return finish(store::JobState::kRunning, interrupted);
     auto ok = run_b(keep, ok_b + 1, target_runs_);
     if (!ok) return fail(ok.error());
     if (*ok) ++ok_b;
@@ -390,6 +392,7 @@ Result<JobResult> CommitJob::measure() {
     // A B A B: the machine's slow drift hits both sides alike.
     const int rounds = std::max(add_a, add_b);
     for (int i = 0; i < rounds && failure_.empty(); ++i) {
+      if (ctx_.stopping()) return finish(store::JobState::kRunning, interrupted);
       if (i < add_a) {
         auto out = run_once(previous->sha, store::RunKind::kBench,
                             ctx_.workbench.lease(previous->sha, manifest_.build.command, {sha_}),

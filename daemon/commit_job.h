@@ -34,7 +34,9 @@
 namespace perfwatch::daemon {
 
 struct JobResult {
-  store::JobState state = store::JobState::kDone;  // done, failed or skipped
+  // done, failed or skipped; running: interrupted by a stop request, left for
+  // the next start to redo (it is cut off and queued again then).
+  store::JobState state = store::JobState::kDone;
   std::string message;
   double bench_s = 0;   // in builds and bench processes
   double daemon_s = 0;  // everything else: the daemon's own work

@@ -2,6 +2,7 @@
 // options, the watched repo and its build slots.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -51,6 +52,10 @@ struct Context {
   store::RepoId repo = 0;
   Workbench workbench;
   std::optional<Webhook> webhook;
+  // Set when the daemon is asked to stop (SIGINT/SIGTERM): a job stops
+  // between runs and is left running, so the next start redoes it.
+  const std::atomic<bool>* stop = nullptr;
+  bool stopping() const { return stop && stop->load(); }
 
   Context(store::Database& db_, EventLog& log_, const WatchOptions& options_, store::RepoId repo_)
       : db(db_), log(log_), options(options_), git(options_.repo), repo(repo_),

@@ -177,6 +177,12 @@ Result<bool> Watcher::work_one() {
         "message", result.error().to_string());
     return fail(result.error());
   }
+  if (result->state == store::JobState::kRunning) {
+    // Interrupted by a stop request: left running, redone at the next start.
+    ctx_.log.event("interrupted").commit(job.commit_sha).add("job", static_cast<long long>(job.id)).add(
+        "message", result->message);
+    return false;
+  }
   if (auto s = queue.finish(job.id, result->state, result->message); !s) return fail(s.error());
   (void)store::JobProgressWriter(ctx_.db).set(job.id, std::string(store::to_string(result->state)),
                                               {{"commit", job.commit_sha}, {"message", result->message}});
@@ -193,6 +199,7 @@ Result<bool> Watcher::work_one() {
 }
 
 Status Watcher::run(const std::atomic<bool>& stop) {
+  ctx_.stop = &stop;
   if (auto s = recover(); !s) return s;
   auto last_poll = Clock::time_point{};
   for (;;) {

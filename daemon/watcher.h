@@ -40,13 +40,14 @@ class Watcher {
   // Queues the branch's new commits; returns how many jobs were created.
   Result<int> poll();
 
-  // Claims and works one job; false when the queue was empty.
+  // Claims and works one job; false when the queue was empty (or the job
+  // was interrupted by a stop request: it stays running for the next start).
   Result<bool> work_one();
 
   // recover(); then poll and work until the queue is empty, polling again
   // every interval_s; with options.once, return then; otherwise sleep and
-  // repeat until `stop` is set (checked between runs of jobs and while
-  // sleeping).
+  // repeat until `stop` is set (checked between runs, between jobs and
+  // while sleeping).
   Status run(const std::atomic<bool>& stop);
 
  private:

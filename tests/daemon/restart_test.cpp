@@ -62,7 +62,57 @@ class RestartTest : public DaemonTest {
     return {"--db", (state_ / "perfwatch.db").string(), "--state-dir", (state_ / "work").string(), "watch",
             "--repo", repo_.path().string(), "--branch", "main", "--since", since, "--once"};
   }
+
+  // Waits until a run of `sha`'s job numbered `nth` (1-based) is in
+  // progress with at least 3 trials stored; returns its id (0: never seen).
+  store::RunId wait_for_run_in_progress(const std::string& sha, std::size_t nth) {
+    auto reader = store::Database::open_read_only(state_ / "perfwatch.db");
+    for (int i = 0; i < 600 && !reader; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      reader = store::Database::open_read_only(state_ / "perfwatch.db");
+    }
+    if (!reader) return 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (std::chrono::steady_clock::now() < deadline) {
+      store::JobFilter running;
+      running.state = store::JobState::kRunning;
+      auto jobs = store::JobReader(*reader).jobs(running);
+      if (jobs && jobs->size() == 1 && (*jobs)[0].commit_sha == sha && (*jobs)[0].run_ids.size() >= nth) {
+        store::RunId id = (*jobs)[0].run_ids.back();
+        auto run = store::RunReader(*reader).run(id);
+        auto trials = store::RunReader(*reader).trial_count(id);
+        if (run && run->status == store::RunStatus::kRunning && trials && *trials >= 3) return id;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return 0;
+  }
 };
+
+TEST_F(RestartTest, SigtermStopsAfterTheRunInProgressAndTheNextStartRedoesTheJob) {
+  std::string a = commit(slow_manifest(), "a", {{"src/k.c", "1"}});
+  const auto log = state_ / "watch.log";
+  pid_t pid = spawn_perfwatch(watch_args(a), log);
+  ASSERT_GT(pid, 0);
+  store::RunId in_progress = wait_for_run_in_progress(a, 1);
+  ASSERT_NE(in_progress, 0) << perfwatch::testing::read_file(log);
+  ASSERT_EQ(kill(pid, SIGTERM), 0);
+  EXPECT_EQ(wait_exit(pid), 0) << perfwatch::testing::read_file(log);
+  // The run in progress finished; no other started; the job waits for the next start.
+  auto runs = runs_of(a);
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].status, store::RunStatus::kOk);
+  EXPECT_EQ(jobs_of(a)[0].state, store::JobState::kRunning);
+  EXPECT_THAT(perfwatch::testing::read_file(log), HasSubstr("step=interrupted"));
+
+  pid = spawn_perfwatch(watch_args(a), log);
+  ASSERT_EQ(wait_exit(pid), 0) << perfwatch::testing::read_file(log);
+  int ok = 0;
+  for (const auto& r : runs_of(a)) ok += r.status == store::RunStatus::kOk;
+  EXPECT_EQ(ok, 3);
+  EXPECT_EQ(runs_of(a).size(), 3u);
+  EXPECT_EQ(jobs_of(a)[0].state, store::JobState::kDone);
+}
 
 TEST_F(RestartTest, KillNineMidRunThenRestartLosesNothingAndDuplicatesNothing) {
   std::string a = commit(slow_manifest(), "a", {{"src/k.c", "1"}});
