@@ -30,7 +30,13 @@ std::string sha256_hex(const std::string& data) {
 
 }  // namespace
 
-Git::Git(std::filesystem::path repo, double timeout_s) : repo_(std::move(repo)), timeout_s_(timeout_s) {}
+// Absolute, because git runs with -C repo *and* in repo: a relative path would
+// be resolved twice.
+Git::Git(std::filesystem::path repo, double timeout_s) : timeout_s_(timeout_s) {
+  std::error_code ec;
+  repo_ = std::filesystem::absolute(repo, ec);
+  if (ec) repo_ = std::move(repo);
+}
 
 Result<std::string> Git::run(const std::vector<std::string>& args) const {
   ProcessSpec spec;

@@ -77,6 +77,16 @@ TEST_F(GitTest, ShowFileReadsACommitsFile) {
   EXPECT_FALSE(git.show_file(a, "nope.json").has_value());
 }
 
+TEST_F(GitTest, ARelativePathWorks) {
+  std::string a = repo.commit({{"f", "1"}}, "a");
+  auto cwd = std::filesystem::current_path();
+  std::filesystem::current_path(repo.path().parent_path());
+  Git relative(repo.path().filename());
+  auto resolved = relative.resolve("HEAD");
+  std::filesystem::current_path(cwd);
+  EXPECT_EQ(resolved, a);
+}
+
 TEST_F(GitTest, NotARepositoryIsRefused) {
   testing::TempDir plain;
   Git not_git(plain.path());
