@@ -80,6 +80,7 @@ class CommitJob {
                                 const std::string& purpose, json detail = json::object());
   Result<int> ok_runs_of(store::CommitId commit, std::optional<store::TestbedId>* testbed);
   Status run_pinned_rerun();
+  Status measure_pinned_once();
   void progress(const std::string& step, json detail);
   void notify(const RaisedFlagInfo& flag, const std::string& point_key);
   JobResult finish(store::JobState state, std::string message);
@@ -277,6 +278,24 @@ Status CommitJob::run_pinned_rerun() {
   return {};
 }
 
+// Without re-runs beside each commit, the pinned baseline is compared through
+// its own runs; a baseline outside the watched history (older than --since,
+// a tag off the branch) has none until it is measured once, here.
+Status CommitJob::measure_pinned_once() {
+  auto have = ok_runs_of(pinned_->id, nullptr);
+  if (!have) return fail(have.error());
+  const int want = manifest_.runs.per_commit;
+  for (int i = *have; i < want; ++i) {
+    auto lease = ctx_.workbench.named("pinned", pinned_->sha, manifest_.build.command);
+    auto out = run_once(pinned_->sha, store::RunKind::kBench, lease,
+                        "pinned baseline: run " + std::to_string(i + 1) + " of " + std::to_string(want) +
+                            " (it had too few)");
+    if (!out) return fail(out.error());
+    if (out->status != store::RunStatus::kOk) break;  // compared with what there is; the log says why
+  }
+  return {};
+}
+
 Result<JobResult> CommitJob::measure() {
   // The pinned baseline, when the manifest names one.
   if (!manifest_.runs.pinned_baseline.empty()) {
@@ -290,6 +309,9 @@ Result<JobResult> CommitJob::measure() {
       if (!rec) return fail(rec.error());
       pinned_ = *rec;
       pinned_usable_ = manifest_.runs.interleave_baseline;
+      if (!pinned_usable_) {
+        if (auto s = measure_pinned_once(); !s) return fail(s.error());
+      }
     }
   }
 
@@ -428,7 +450,8 @@ void CommitJob::notify(const RaisedFlagInfo& f, const std::string& point_key) {
       .add("delta", signed_percent(f.flag.magnitude_rel))
       .add("p", f.comparison->comparison.p_value)
       .add("band", "+-" + signed_percent(f.comparison->comparison.band_rel).substr(1))
-      .add("new", f.created ? "yes" : "no");
+      .add("new", f.created ? "yes" : "no")
+      .add("basis", f.flag.detail.value("basis", "previous"));
   e.emit();
   const bool regression = f.flag.detail.value("verdict", "") == "regression";
   if (!f.created || !regression || !ctx_.webhook) return;
@@ -442,6 +465,7 @@ void CommitJob::notify(const RaisedFlagInfo& f, const std::string& point_key) {
       {"point", point_key},
       {"metric", manifest_.metric.name},
       {"delta_rel", f.flag.magnitude_rel},
+      {"against", {{"sha", f.flag.detail.value("against", "")}, {"basis", f.flag.detail.value("basis", "previous")}}},
       {"detail", f.flag.detail},
       {"text", "perfwatch: regression " + signed_percent(f.flag.magnitude_rel) + " " + manifest_.metric.name + " at " +
                    point_key + " (" + f.flag.variant + ") in " + commit_.sha.substr(0, 10) + " " + commit_.subject}};
@@ -520,6 +544,16 @@ Status CommitJob::judge_and_record(const store::CommitRecord& previous, bool hav
       for (const auto& c : *compared) worse += c.comparison.verdict == analysis::ChangeVerdict::kRegression;
       ctx_.log.event("compare").commit(sha_).add("against", pinned_->sha.substr(0, 10)).add("basis", "pinned").add(
           "regression", worse);
+      std::vector<store::ComparisonRecord> previous_pinned;
+      if (have_previous) {
+        auto stored = store::AnalysisReader(ctx_.db).comparisons_of_commit(previous.id);
+        if (!stored) return fail(stored.error());
+        previous_pinned = std::move(*stored);
+      }
+      const auto drift = pinned_drift(*compared, cells, previous_pinned);
+      auto flags = raise_flags(ctx_.db, commit_.id, testbed, pinned_->sha, drift, {}, store::ComparisonBasis::kPinned);
+      if (!flags) return fail(flags.error());
+      for (const auto& f : *flags) notify(f, names_.key(f.flag.point_id));
     }
   }
 

@@ -110,7 +110,8 @@ Status store_comparisons(store::Database& db, store::CommitId b, store::CommitId
 Result<std::vector<RaisedFlagInfo>> raise_flags(store::Database& db, store::CommitId commit, store::TestbedId testbed,
                                                 const std::string& against_sha,
                                                 const std::vector<CellComparison>& cells,
-                                                const std::map<Cell, nlohmann::json>& change_points) {
+                                                const std::map<Cell, nlohmann::json>& change_points,
+                                                store::ComparisonBasis basis) {
   std::vector<RaisedFlagInfo> out;
   store::AnalysisWriter writer(db);
   for (const auto& c : cells) {
@@ -132,6 +133,7 @@ Result<std::vector<RaisedFlagInfo>> raise_flags(store::Database& db, store::Comm
     if (by_change_point) d["change_point"] = cp->second;
     d["verdict"] = analysis::to_string(v);
     d["against"] = against_sha;
+    d["basis"] = store::to_string(basis);
     d["ratio"] = c.comparison.ratio;
     d["ci"] = {c.comparison.ci_low, c.comparison.ci_high};
     d["p_value"] = c.comparison.p_value;
@@ -144,6 +146,29 @@ Result<std::vector<RaisedFlagInfo>> raise_flags(store::Database& db, store::Comm
     if (!raised) return fail(raised.error());
     f.id = raised->id;
     out.push_back({f, raised->created, &c});
+  }
+  return out;
+}
+
+std::vector<CellComparison> pinned_drift(const std::vector<CellComparison>& pinned,
+                                         const std::vector<CellComparison>& previous,
+                                         const std::vector<store::ComparisonRecord>& previous_pinned) {
+  auto flagged = [](analysis::ChangeVerdict v) {
+    return v == analysis::ChangeVerdict::kRegression || v == analysis::ChangeVerdict::kImprovement;
+  };
+  std::vector<CellComparison> out;
+  for (const auto& c : pinned) {
+    if (!flagged(c.comparison.verdict)) continue;
+    const auto already = std::find_if(previous.begin(), previous.end(), [&](const CellComparison& p) {
+      return p.cell == c.cell && p.comparison.verdict == c.comparison.verdict;
+    });
+    if (already != previous.end()) continue;
+    const auto before = std::find_if(previous_pinned.begin(), previous_pinned.end(), [&](const store::ComparisonRecord& r) {
+      return r.basis == store::ComparisonBasis::kPinned && r.variant == c.cell.variant && r.point_id == c.cell.point &&
+             r.verdict == to_store(c.comparison.verdict);
+    });
+    if (before != previous_pinned.end()) continue;
+    out.push_back(c);
   }
   return out;
 }

@@ -70,9 +70,21 @@ struct RaisedFlagInfo {
 // Raises a flag for each cell judged regression or improvement: of that kind,
 // or of kind changepoint for the cells a change point's confirmation was
 // about (`change_points`: cell -> what E-Divisive said, kept in the detail).
+// `basis` says what the commit was compared with; it goes into the detail.
 Result<std::vector<RaisedFlagInfo>> raise_flags(store::Database& db, store::CommitId commit, store::TestbedId testbed,
                                                 const std::string& against_sha,
                                                 const std::vector<CellComparison>& cells,
-                                                const std::map<Cell, nlohmann::json>& change_points);
+                                                const std::map<Cell, nlohmann::json>& change_points,
+                                                store::ComparisonBasis basis = store::ComparisonBasis::kPrevious);
+
+// The cells of a comparison with the pinned baseline that are news: judged
+// regression or improvement where the comparison with the previous commit did
+// not already say so (`previous`), and where the previous commit's own
+// comparison with the pinned baseline did not say the same (`previous_pinned`).
+// That is drift: small steps, each within noise, that together left the band.
+// Without the second rule every commit after the drift would be flagged again.
+std::vector<CellComparison> pinned_drift(const std::vector<CellComparison>& pinned,
+                                         const std::vector<CellComparison>& previous,
+                                         const std::vector<store::ComparisonRecord>& previous_pinned);
 
 }  // namespace perfwatch::daemon

@@ -297,6 +297,36 @@ TEST_F(DaemonTest, APinnedBaselineIsReRunBesideEachCommitAndComparedWithIt) {
   EXPECT_TRUE(logged("basis=pinned")) << log_text();
 }
 
+TEST_F(DaemonTest, DriftAwayFromThePinnedBaselineIsFlaggedOnceWhereItLeavesTheBand) {
+  std::string a = commit(fake_manifest(), "release", {{"src/k.c", "1"}});
+  repo_.git("tag v1");
+  json m = fake_manifest();
+  m["runs"]["pinned_baseline"] = "v1";
+  std::string b = commit(m, "pin the release", {{"src/k.c", "2"}});
+  // Two steps of 4 %, each inside the default +-5 % band, 8 % together.
+  m["bench"]["env"]["FAKE_BENCH_SLOW"] = "base:1.04";
+  std::string c = commit(m, "a little slower", {{"src/k.c", "3"}});
+  m["bench"]["env"]["FAKE_BENCH_SLOW"] = "base:1.0816";
+  std::string d = commit(m, "a little slower again", {{"src/k.c", "4"}});
+  std::string e = commit(m, "as slow, touched", {{"src/k.c", "5"}});
+  WatchOptions o = options();
+  o.since = b;
+  watch_once(o);
+
+  std::map<std::string, int> by_commit;
+  for (const auto& f : flags()) {
+    EXPECT_EQ(f.flag.detail.value("basis", ""), "pinned") << f.flag.detail.dump();
+    EXPECT_EQ(f.flag.detail.value("against", ""), a);
+    EXPECT_EQ(f.flag.kind, store::FlagKind::kRegression);
+    EXPECT_EQ(f.flag.variant, "base");
+    ++by_commit[f.sha];
+  }
+  EXPECT_EQ(by_commit[c], 0);  // within noise against both
+  EXPECT_EQ(by_commit[d], 2);  // both points left the band against the release
+  EXPECT_EQ(by_commit[e], 0);  // still 8 % behind it, but that is no news
+  EXPECT_TRUE(logged("basis=pinned")) << log_text();
+}
+
 TEST_F(DaemonTest, ACommitThatNoLongerExistsIsSkippedWithTheReason) {
   std::string a = commit(fake_manifest(), "a", {{"src/k.c", "1"}});
   repo_.git("checkout -q -b side");
