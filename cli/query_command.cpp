@@ -41,6 +41,7 @@ struct RunsArgs : Common {
   std::string branch;
   std::string commit;
   store::RunId run = 0;
+  bool latest = false;
 };
 
 struct FlagArgs : Common {
@@ -194,28 +195,31 @@ int ack_flag(const GlobalOptions& global, const AckArgs& args) {
   return kExitOk;
 }
 
+// One run's full table: variant x point, median, CI, trials, delta against the baseline.
+int print_run_table(store::Database& db, store::RunId run, bool as_json) {
+  auto table = store::RunReader(db).table(run);
+  if (!table) return report_error(table.error());
+  auto commit = store::RepoReader(db).commit(table->run.commit_id);
+  if (!commit) return report_error(commit.error());
+  daemon::RunReportContext context;
+  context.commit = *commit;
+  if (table->run.manifest.contains("metric")) context.metric = table->run.manifest["metric"].value("name", "time_us");
+  context.lower_is_better = context.metric == "time_us";
+  if (as_json) {
+    std::cout << daemon::render_run_json(*table, context).dump(2) << std::endl;
+  } else {
+    std::cout << "run " << run << " of " << commit->sha.substr(0, 10) << " " << commit->subject << ": "
+              << store::to_string(table->run.status) << "\n\n"
+              << daemon::render_run_text(*table, context);
+  }
+  return kExitOk;
+}
+
 int query_runs(const GlobalOptions& global, const RunsArgs& args) {
   auto db = open_database(global);
   if (!db) return kExitStoreError;
   store::RunReader runs(*db);
-  if (args.run) {
-    auto table = runs.table(args.run);
-    if (!table) return report_error(table.error());
-    auto commit = store::RepoReader(*db).commit(table->run.commit_id);
-    if (!commit) return report_error(commit.error());
-    daemon::RunReportContext context;
-    context.commit = *commit;
-    if (table->run.manifest.contains("metric")) context.metric = table->run.manifest["metric"].value("name", "time_us");
-    context.lower_is_better = context.metric == "time_us";
-    if (args.json) {
-      std::cout << daemon::render_run_json(*table, context).dump(2) << std::endl;
-    } else {
-      std::cout << "run " << args.run << " of " << commit->sha.substr(0, 10) << " " << commit->subject << ": "
-                << store::to_string(table->run.status) << "\n\n"
-                << daemon::render_run_text(*table, context);
-    }
-    return kExitOk;
-  }
+  if (args.run) return print_run_table(*db, args.run, args.json);
   auto repo = find_repo(*db, args.repo);
   if (!repo) return report_error(repo.error());
   std::vector<store::CommitRecord> commits;
@@ -229,6 +233,19 @@ int query_runs(const GlobalOptions& global, const RunsArgs& args) {
     auto chain = store::HistoryReader(*db).chain({*repo, *branch, ""}, args.limit);
     if (!chain) return report_error(chain.error());
     commits = *chain;
+  }
+  if (args.latest) {
+    // Newest first: the first commit with an ok bench run of its own has the table.
+    for (const auto& c : commits) {
+      auto of = runs.runs_of_commit(c.id);
+      if (!of) return report_error(of.error());
+      store::RunId newest = 0;
+      for (const auto& r : *of) {
+        if (r.kind == store::RunKind::kBench && r.status == store::RunStatus::kOk) newest = std::max(newest, r.id);
+      }
+      if (newest) return print_run_table(*db, newest, args.json);
+    }
+    return report_error(not_found(args.commit.empty() ? "the branch" : args.commit, "no ok run yet"));
   }
   json out = json::array();
   std::string text = "commit      run    kind            status          trials   wall_s  purpose / message\n";
@@ -343,6 +360,7 @@ void add_query_command(CLI::App& app, const GlobalOptions& global, int* exit_cod
   r->add_option("--branch", ru->branch, "The branch (default: the only one watched)");
   r->add_option("--commit", ru->commit, "Only this commit's runs");
   r->add_option("--run", ru->run, "One run's full table");
+  r->add_flag("--latest", ru->latest, "The full table of the newest ok run (of --commit, else of the branch)");
   r->add_option("--limit", ru->limit, "Commits, newest first")->capture_default_str();
   r->add_flag("--json", ru->json, "As JSON");
   r->callback([&global, ru, exit_code] { *exit_code = query_runs(global, *ru); });

@@ -113,6 +113,9 @@ echo
 echo "== commits and their runs =="
 "$perfwatch" --db "$db" query runs --repo "$repo"
 echo
+echo "== the newest run's table: variant x point, median, 95% CI, trials, tokens/s, delta vs the baseline variant =="
+"$perfwatch" --db "$db" query runs --latest --repo "$repo"
+echo
 echo "== flags =="
 "$perfwatch" --db "$db" flags --all --repo "$repo"
 echo

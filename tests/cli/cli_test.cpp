@@ -97,6 +97,13 @@ TEST_F(CliTest, WatchThenQueryAcknowledgeAndConclude) {
   // Runs and history.
   std::string runs = pw("query runs");
   EXPECT_THAT(runs, HasSubstr(b.substr(0, 10)));
+  // The newest ok run is b's (its last bench run): its full table, deltas against base.
+  std::string latest = pw("query runs --latest");
+  EXPECT_THAT(latest, HasSubstr("of " + b.substr(0, 10)));
+  EXPECT_THAT(latest, HasSubstr("b8_h16_k2048_bf16"));
+  json lj = json::parse(pw("query runs --latest --commit " + a + " --json"));
+  EXPECT_EQ(lj["commit"]["sha"], a);
+  EXPECT_NE(pw_status("query runs --latest --commit 0000000000"), 0);
   json hj = json::parse(pw("query history --variant base --point b1_h16_k2048_bf16 --json"));
   ASSERT_EQ(hj["entries"].size(), 2u);
   EXPECT_FALSE(hj["entries"][1]["flag"].is_null());
