@@ -126,6 +126,13 @@ Result<BenchOutcome> bench_commit(store::Database& db, const BenchOptions& optio
   std::string short_sha = sha->substr(0, 10);
   auto manifest = manifest_for(git, *sha, options.manifest_path);
   if (!manifest) return fail(manifest.error());
+  std::vector<runner::PointSpec> points;  // empty: all of them
+  for (const auto& point : manifest->points) {
+    if (options.only_points.count(point.id)) points.push_back(point);
+  }
+  if (points.size() != options.only_points.size()) {
+    return fail(invalid_argument("points", "not every point asked for is in the manifest of " + short_sha));
+  }
 
   auto repo = record_repo(db, options.repo);
   if (!repo) return fail(repo.error());
@@ -220,6 +227,7 @@ Result<BenchOutcome> bench_commit(store::Database& db, const BenchOptions& optio
   request.checkout = tree->root();
   request.stderr_log = bench_log;
   request.seed = options.seed;
+  request.points = points;
   runner::SweepResult result = runner::run_sweep(request, sink);
   sink.summarise_unfinished();
 

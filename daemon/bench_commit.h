@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "common/result.h"
@@ -34,6 +35,9 @@ struct BenchOptions {
   // The worktree folder to use instead of worktree_dir(state_dir, repo) (the
   // daemon's build slots, see workbench.h).
   std::optional<std::filesystem::path> worktree;
+  // Only these sweep points (by key, "b8_h16_k2048_bf16"); empty = all of the
+  // manifest's. The daemon's extra runs measure only the points still undecided.
+  std::set<std::string> only_points;
 };
 
 // What happened, stage by stage, for a person watching.

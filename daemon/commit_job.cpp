@@ -105,6 +105,9 @@ class CommitJob {
   std::optional<store::CommitRecord> pinned_;
   bool pinned_usable_ = false;
   std::set<store::RunId> pinned_reruns_;
+  // While growing an undecided comparison: the point keys the next run measures
+  // (empty = the whole sweep). Decided points need no more GPU time.
+  std::set<std::string> only_points_;
 };
 
 JobResult CommitJob::finish(store::JobState state, std::string message) {
@@ -218,9 +221,13 @@ Result<int> CommitJob::ok_runs_of(store::CommitId commit, std::optional<store::T
 Result<BenchOutcome> CommitJob::run_once(const std::string& sha, store::RunKind kind, Workbench::Lease lease,
                                          const std::string& purpose, json detail) {
   if (!lease.built) ctx_.workbench.forget(lease.dir);
+  const std::string what =
+      only_points_.empty() ? purpose
+                           : purpose + " (" + std::to_string(only_points_.size()) + " of " +
+                                 std::to_string(manifest_.points.size()) + " points)";
   detail["of"] = sha;
   detail["kind"] = store::to_string(kind);
-  detail["purpose"] = purpose;
+  detail["purpose"] = what;
   progress(lease.built ? "run" : "build", detail);
   BenchOptions o;
   o.repo = ctx_.options.repo;
@@ -228,7 +235,8 @@ Result<BenchOutcome> CommitJob::run_once(const std::string& sha, store::RunKind 
   o.manifest_path = ctx_.options.manifest_path;
   o.state_dir = ctx_.options.state_dir;
   o.kind = kind;
-  o.purpose = purpose;
+  o.purpose = what;
+  o.only_points = only_points_;
   o.job = job_.id;
   o.seed = ctx_.options.seed;
   o.skip_build = lease.built;
@@ -258,7 +266,7 @@ Result<BenchOutcome> CommitJob::run_once(const std::string& sha, store::RunKind 
     auto e = ctx_.log.event("run");
     e.commit(sha).add("status", std::string(store::to_string(out->status))).add("run", static_cast<long long>(out->run));
     if (kind != store::RunKind::kBench) e.add("kind", std::string(store::to_string(kind)));
-    e.add("purpose", purpose).add("trials", static_cast<long long>(out->trials)).add("wall_s", out->wall_s);
+    e.add("purpose", what).add("trials", static_cast<long long>(out->trials)).add("wall_s", out->wall_s);
     if (!out->message.empty()) e.add("message", out->message);
   }
   return out;
@@ -393,6 +401,7 @@ Result<JobResult> CommitJob::measure() {
     budget.max_runs_confirm = max_runs;
     budget.can_rerun_baseline = confirm_ || ctx_.workbench.has_build(previous->sha, manifest_.build.command);
     int add_a = 0, add_b = 0, undecided = 0;
+    std::set<std::string> points_a, points_b;  // where each side needs more runs
     for (const auto& c : *cells) {
       analysis::RunRequest more;
       if (confirm_) {
@@ -403,19 +412,29 @@ Result<JobResult> CommitJob::measure() {
       if (c.comparison.verdict == analysis::ChangeVerdict::kUndecided) ++undecided;
       add_a = std::max(add_a, more.add_a);
       add_b = std::max(add_b, more.add_b);
+      if (more.add_a > 0) points_a.insert(names_.key(c.cell.point));
+      if (more.add_b > 0) points_b.insert(names_.key(c.cell.point));
     }
+    // A run of every point is the same as no restriction (and says so in its purpose).
+    if (points_a.size() == manifest_.points.size()) points_a.clear();
+    if (points_b.size() == manifest_.points.size()) points_b.clear();
     if (add_a == 0 && add_b == 0) break;
     ctx_.log.event("more_runs")
         .commit(sha_)
         .add("against", previous->sha.substr(0, 10))
         .add("undecided", undecided)
         .add("add_against", add_a)
-        .add("add_commit", add_b);
+        .add("add_commit", add_b)
+        .add("points", points_a.empty() && points_b.empty()
+                           ? std::string("all")
+                           : std::to_string(std::max(points_a.size(), points_b.size())) + " of " +
+                                 std::to_string(manifest_.points.size()));
     // A B A B: the machine's slow drift hits both sides alike.
     const int rounds = std::max(add_a, add_b);
     for (int i = 0; i < rounds && failure_.empty(); ++i) {
       if (ctx_.stopping()) return finish(store::JobState::kRunning, interrupted);
       if (i < add_a) {
+        only_points_ = points_a;
         auto out = run_once(previous->sha, store::RunKind::kBench,
                             ctx_.workbench.lease(previous->sha, manifest_.build.command, {sha_}),
                             "re-run of " + previous->sha.substr(0, 10) + " beside " + short_sha);
@@ -424,6 +443,7 @@ Result<JobResult> CommitJob::measure() {
         if (out->status != store::RunStatus::kOk) add_a = i;  // its build or bench fails now: grow only B
       }
       if (i < add_b) {
+        only_points_ = points_b;
         auto ok = run_b(previous->sha, ok_b + 1, ok_b + 1);
         if (!ok) return fail(ok.error());
         if (*ok) ++ok_b;
@@ -431,6 +451,7 @@ Result<JobResult> CommitJob::measure() {
     }
   }
 
+  only_points_.clear();
   progress("analyse", json::object());
   if (auto s = judge_and_record(previous ? *previous : store::CommitRecord{}, previous.has_value()); !s) {
     return fail(s.error());

@@ -13,6 +13,7 @@
 
 #include "daemon/manual_experiment.h"
 #include "daemon/noise.h"
+#include "daemon/run_values.h"
 #include "store/history_store.h"
 #include "tests/daemon/daemon_fixture.h"
 
@@ -480,9 +481,21 @@ TEST_F(DaemonTest, AStepNoSingleComparisonCatchesIsFoundAsAChangePointAndConfirm
   EXPECT_EQ(cps[0].flag.variant, "base");
   EXPECT_NEAR(cps[0].flag.magnitude_rel, 0.03, 0.002);
   EXPECT_TRUE(cps[0].flag.detail.contains("change_point"));
-  // The confirmation grew the step's commit and its predecessor (A B A B).
-  EXPECT_EQ(ok_runs(runs_of(shas[8])), 4);
-  EXPECT_EQ(ok_runs(runs_of(shas[7])), 4);
+  // The confirmation grew the step's commit and its predecessor (A B A B),
+  // each confirmed point to 4 runs, with runs of that point only: the two
+  // change points (one a point) were confirmed one after the other.
+  for (int i : {7, 8}) {
+    const auto runs = runs_of(shas[i]);
+    EXPECT_EQ(ok_runs(runs), 1 + 3 + 3) << i;
+    ASSERT_TRUE(runs[0].testbed_id.has_value());
+    auto values = commit_runs(*db_, commit_record(shas[i]).id, *runs[0].testbed_id);
+    ASSERT_TRUE(values.has_value());
+    for (const auto& [cell, medians] : values->values()) EXPECT_EQ(medians.size(), 4u) << i << " " << cell.variant;
+    for (const auto& r : runs) {
+      if (r.id == runs[0].id) continue;
+      EXPECT_THAT(r.purpose, HasSubstr("(1 of 2 points)")) << r.id;
+    }
+  }
   for (int i : {1, 2, 3, 10, 15}) EXPECT_EQ(ok_runs(runs_of(shas[i])), 1) << i;
 }
 
