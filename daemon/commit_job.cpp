@@ -415,6 +415,11 @@ Result<JobResult> CommitJob::measure() {
       if (more.add_a > 0) points_a.insert(names_.key(c.cell.point));
       if (more.add_b > 0) points_b.insert(names_.key(c.cell.point));
     }
+    auto describe_points = [&](const std::set<std::string>& points, int add) {
+      if (add == 0) return std::string("none");
+      return points.empty() ? std::string("all")
+                            : std::to_string(points.size()) + "/" + std::to_string(manifest_.points.size());
+    };
     // A run of every point is the same as no restriction (and says so in its purpose).
     if (points_a.size() == manifest_.points.size()) points_a.clear();
     if (points_b.size() == manifest_.points.size()) points_b.clear();
@@ -425,10 +430,8 @@ Result<JobResult> CommitJob::measure() {
         .add("undecided", undecided)
         .add("add_against", add_a)
         .add("add_commit", add_b)
-        .add("points", points_a.empty() && points_b.empty()
-                           ? std::string("all")
-                           : std::to_string(std::max(points_a.size(), points_b.size())) + " of " +
-                                 std::to_string(manifest_.points.size()));
+        .add("points_against", describe_points(points_a, add_a))
+        .add("points_commit", describe_points(points_b, add_b));
     // A B A B: the machine's slow drift hits both sides alike.
     const int rounds = std::max(add_a, add_b);
     for (int i = 0; i < rounds && failure_.empty(); ++i) {
