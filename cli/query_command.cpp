@@ -235,15 +235,20 @@ int query_runs(const GlobalOptions& global, const RunsArgs& args) {
     commits = *chain;
   }
   if (args.latest) {
-    // Newest first: the first commit with an ok bench run of its own has the table.
+    // Newest first: the first commit with an ok bench run of its own has the
+    // table; of its runs, the newest of those that measured the most points
+    // (the daemon's extra runs measure only the undecided ones).
     for (const auto& c : commits) {
       auto of = runs.runs_of_commit(c.id);
       if (!of) return report_error(of.error());
-      store::RunId newest = 0;
+      std::pair<std::size_t, store::RunId> best{0, 0};  // (points, run)
       for (const auto& r : *of) {
-        if (r.kind == store::RunKind::kBench && r.status == store::RunStatus::kOk) newest = std::max(newest, r.id);
+        if (r.kind != store::RunKind::kBench || r.status != store::RunStatus::kOk) continue;
+        auto table = runs.table(r.id);
+        if (!table) return report_error(table.error());
+        best = std::max(best, std::pair<std::size_t, store::RunId>{table->points.size(), r.id});
       }
-      if (newest) return print_run_table(*db, newest, args.json);
+      if (best.second) return print_run_table(*db, best.second, args.json);
     }
     return report_error(not_found(args.commit.empty() ? "the branch" : args.commit, "no ok run yet"));
   }
@@ -360,7 +365,7 @@ void add_query_command(CLI::App& app, const GlobalOptions& global, int* exit_cod
   r->add_option("--branch", ru->branch, "The branch (default: the only one watched)");
   r->add_option("--commit", ru->commit, "Only this commit's runs");
   r->add_option("--run", ru->run, "One run's full table");
-  r->add_flag("--latest", ru->latest, "The full table of the newest ok run (of --commit, else of the branch)");
+  r->add_flag("--latest", ru->latest, "The table of the newest ok run with the most points (of --commit, else of the newest commit measured)");
   r->add_option("--limit", ru->limit, "Commits, newest first")->capture_default_str();
   r->add_flag("--json", ru->json, "As JSON");
   r->callback([&global, ru, exit_code] { *exit_code = query_runs(global, *ru); });
