@@ -176,7 +176,9 @@ TEST_F(RestartTest, KillNineMidRunThenRestartLosesNothingAndDuplicatesNothing) {
   EXPECT_EQ(ok_b, 3);
   EXPECT_EQ(after.size(), 4u);  // 3 ok + the cut-off one
   for (const auto& r : after) {
-    if (r.status == store::RunStatus::kOk) EXPECT_EQ(r.trial_count, 12);
+    if (r.status == store::RunStatus::kOk) {
+      EXPECT_EQ(r.trial_count, 12);
+    }
   }
   // The jobs: the killed one cut off, redone once, the queue empty.
   auto jobs = jobs_of(a);
@@ -191,7 +193,9 @@ TEST_F(RestartTest, KillNineMidRunThenRestartLosesNothingAndDuplicatesNothing) {
   auto cmp = store::AnalysisReader(*db_).comparisons_of_commit(commit_record(b).id);
   ASSERT_TRUE(cmp.has_value());
   EXPECT_EQ(cmp->size(), 4u);
-  for (const auto& s : *store::AnalysisReader(*db_).commit_summaries(commit_record(a).id)) EXPECT_EQ(s.runs, 3);
+  auto summaries = store::AnalysisReader(*db_).commit_summaries(commit_record(a).id);
+  ASSERT_TRUE(summaries.has_value());
+  for (const auto& s : *summaries) EXPECT_EQ(s.runs, 3);
 }
 
 }  // namespace

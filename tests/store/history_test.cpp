@@ -281,15 +281,22 @@ TEST_F(History, PointHistoryUsesIndexesAndNeverReadsTrials) {
     SCOPED_TRACE(line);
     std::smatch m;
     // The CTE's own queue and its seed row; no table.
-    if (std::regex_search(line, m, scan)) EXPECT_TRUE(m[1] == "chain" || m[1] == "CONSTANT");
+    if (std::regex_search(line, m, scan)) {
+      EXPECT_TRUE(m[1] == "chain" || m[1] == "CONSTANT");
+    }
     EXPECT_EQ(line.find("trials"), std::string::npos);
     if (line.starts_with("SEARCH")) ++searches;
     // Runs by commit and flags by commit: never all runs of a status or all
     // flags of a point, which grow with the history.
-    if (line.starts_with("SEARCH r ")) EXPECT_NE(line.find("runs_by_commit (commit_id=?"), std::string::npos);
-    if (line.starts_with("SEARCH f ") && line.find("(rowid=?)") == std::string::npos)
+    if (line.starts_with("SEARCH r ")) {
+      EXPECT_NE(line.find("runs_by_commit (commit_id=?"), std::string::npos);
+    }
+    if (line.starts_with("SEARCH f ") && line.find("(rowid=?)") == std::string::npos) {
       EXPECT_NE(line.find("(commit_id=? AND testbed_id=? AND variant=? AND point_id=?"), std::string::npos);
-    if (line.starts_with("SEARCH s ")) EXPECT_NE(line.find("PRIMARY KEY (variant_id=? AND point_id=?)"), std::string::npos);
+    }
+    if (line.starts_with("SEARCH s ")) {
+      EXPECT_NE(line.find("PRIMARY KEY (variant_id=? AND point_id=?)"), std::string::npos);
+    }
   }
   // runs, run_variants, summaries, commits, commit_summaries, flags, noise_bands, points, branches
   EXPECT_GE(searches, 9);
