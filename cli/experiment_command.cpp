@@ -6,7 +6,7 @@
 
 #include "cli/cli_support.h"
 #include "cli/render.h"
-#include "daemon/bench_commit.h"
+#include "cli/repo_session.h"
 #include "daemon/manual_experiment.h"
 #include "store/experiment_store.h"
 #include "web/json_views.h"
@@ -55,15 +55,9 @@ int print_experiment(store::Database& db, store::ExperimentId id, bool json) {
 int run_add(const GlobalOptions& global, const AddArgs& args) {
   auto db = open_database(global);
   if (!db) return kExitStoreError;
-  daemon::WatchOptions options;
-  options.repo = std::filesystem::absolute(args.repo);
-  if (!args.manifest.empty()) options.manifest_path = std::filesystem::absolute(args.manifest);
-  options.state_dir = std::filesystem::absolute(global.state_dir_path());
-  auto repo = daemon::record_repo(*db, options.repo);
-  if (!repo) return report_error(repo.error());
-  daemon::EventLog log;
-  daemon::Context ctx(*db, log, options, *repo);
-  if (auto ok = ctx.git.check(); !ok) return report_error(ok.error());
+  auto session = RepoSession::open(*db, global, args.repo, args.manifest);
+  if (!session) return report_error(session.error());
+  daemon::Context& ctx = (*session)->context();
   auto id = daemon::record_manual_experiment(ctx, args.request);
   if (!id) return report_error(id.error());
   return print_experiment(*db, *id, args.json);

@@ -6,7 +6,7 @@
 
 #include "cli/cli_support.h"
 #include "cli/render.h"
-#include "daemon/bench_commit.h"
+#include "cli/repo_session.h"
 #include "daemon/noise.h"
 #include "store/queue_store.h"
 #include "store/run_store.h"
@@ -28,21 +28,15 @@ struct NoiseArgs {
 int run_noise(const GlobalOptions& global, const NoiseArgs& args) {
   auto db = open_database(global);
   if (!db) return kExitStoreError;
-  daemon::WatchOptions options;
-  options.repo = std::filesystem::absolute(args.repo);
-  if (!args.manifest.empty()) options.manifest_path = std::filesystem::absolute(args.manifest);
-  options.state_dir = std::filesystem::absolute(global.state_dir_path());
-  auto repo = daemon::record_repo(*db, options.repo);
-  if (!repo) return report_error(repo.error());
-  daemon::EventLog log;
-  daemon::Context ctx(*db, log, options, *repo);
-  if (auto ok = ctx.git.check(); !ok) return report_error(ok.error());
+  auto session = RepoSession::open(*db, global, args.repo, args.manifest);
+  if (!session) return report_error(session.error());
+  daemon::Context& ctx = (*session)->context();
 
   if (args.queue) {
     auto sha = ctx.git.resolve(args.commit);
     if (!sha) return report_error(invalid_argument("--commit " + args.commit, sha.error().message));
     store::JobRequest r;
-    r.repo_id = *repo;
+    r.repo_id = ctx.repo;
     r.commit_sha = *sha;
     r.kind = store::JobKind::kNoise;
     r.options = {{"runs", args.runs}};
