@@ -283,11 +283,11 @@ class _Plan:
     """The plan, checked field by field: every mistake names the field."""
 
     def __init__(self, doc):
+        if isinstance(doc, dict) and doc.get("kind", "plan") != "plan":
+            raise _bad("kind", 'the first line must be the plan ("kind": "plan"), not %s' % json.dumps(doc["kind"]))
         _expect_object(doc, "plan", ("kind", "schema_version", "variants", "points", "metrics", "judged_metric"),
                        ("kind", "schema_version", "backend", "seed", "variants", "points", "metrics",
                         "judged_metric", "params", "timing"))
-        if doc["kind"] != "plan":
-            raise _bad("kind", 'the first line must be the plan ("kind": "plan"), not %s' % json.dumps(doc["kind"]))
         if doc["schema_version"] != PROTOCOL_VERSION or not _is_int(doc["schema_version"]):
             raise _bad("schema_version", "%s: this bench speaks bench protocol version %d only (%s %d)"
                        % (json.dumps(doc["schema_version"]), PROTOCOL_VERSION, KIT_NAME, KIT_VERSION))
