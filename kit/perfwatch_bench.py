@@ -997,9 +997,10 @@ class _Timer:
             us = start.elapsed_time(end) * 1e3
             calls = state.steps * state.replays
         else:
-            if clock is not None and self.cold == "flush":
+            if self.cold == "flush":  # each call alone between events, after a flush
                 us = self._launch_batch(call, sets, state, state.steps)
-                clock.after()
+                if clock is not None:
+                    clock.after()
             else:
                 # Events around plain launches: the clock probe goes after the end event.
                 n = len(sets)

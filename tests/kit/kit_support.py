@@ -43,10 +43,10 @@ class BenchTestCase(unittest.TestCase):
     """run_bench(): the bench's stdout, every line parsed and validated (a test fails on any line
     that is not JSON or not valid for its kind)."""
 
-    def run_bench(self, lines, script=TOY, args=(), timeout=120, cwd=None):
+    def run_bench(self, lines, script=TOY, args=(), timeout=120, cwd=None, env=None):
         text = "".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines)
         p = subprocess.run([sys.executable, script, *args], input=text, capture_output=True, text=True,
-                           timeout=timeout, cwd=cwd)
+                           timeout=timeout, cwd=cwd, env=None if env is None else dict(os.environ, **env))
         docs = [self.valid_line(raw) for raw in p.stdout.splitlines()]
         return p.returncode, docs, p.stderr
 

@@ -288,6 +288,24 @@ class RequestTest(BenchTestCase):
                 proc.wait()
             proc.stdout.close()
 
+    def test_cache_flush_instead_of_rotation(self):
+        rc, docs, _ = self.run_bench([make_plan(), measure("good", "n200", 2)], env={"TOY_COLD": "flush"})
+        self.assertEqual(rc, 0)
+        self.assertIn("the cache flushed before it", docs[0]["timer_note"])
+        check = self.of_kind(docs, "check")[0]
+        self.assertEqual(check["detail"]["input_sets"], 1)
+        self.assertIn("flushed before each call", check["detail"]["rotation"])
+        self.assertTrue(check["detail"]["timing"].startswith("wall_clock_flushed"))
+        self.assertEqual(len(self.of_kind(docs, "trial")), 2)
+
+    def test_input_rotation_is_sized_from_work_bytes(self):
+        rc, docs, _ = self.run_bench([make_plan(), measure("good", "n200")])
+        self.assertEqual(rc, 0)
+        detail = self.of_kind(docs, "check")[0]["detail"]
+        # 1600 bytes a call against a cache of megabytes: the rotation is capped at max_sets.
+        self.assertEqual(detail["input_sets"], 64)
+        self.assertIn("64 sets of", detail["rotation"])
+
     def test_seed_from_the_plan_is_reported(self):
         rc, docs, _ = self.run_bench([make_plan(seed=42)])
         self.assertEqual(rc, 0)

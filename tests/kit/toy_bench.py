@@ -69,4 +69,5 @@ def reference(axes, x, ctx):
 if __name__ == "__main__":
     pwb.main(build, inputs=inputs, reference=reference, describe=describe,
              work=lambda axes: {"items": axes["n"], "bytes": 8 * axes["n"]},
-             tolerance={"rel_l2": 1e-9}, name="toy_bench", version="3")
+             tolerance={"rel_l2": 1e-9}, name="toy_bench", version="3",
+             cold=os.environ.get("TOY_COLD", "rotate"))
