@@ -20,7 +20,6 @@ library only), plan_from_manifest(), drive().
 import argparse
 import itertools
 import json
-import math
 import os
 import queue
 import re

@@ -12,7 +12,6 @@ Plan params (the manifest's bench.params): tolerance {rel_l2_o, max_abs_lse}, ma
 from, 8192), softmax_scale (1/sqrt(192)).
 """
 
-import math
 import os
 import sys
 
