@@ -28,7 +28,8 @@ reads protocol lines on its stdout (schemas/bench/v2/README.md); main() speaks a
             build or compile that raises). Only ok is ever timed.
   trial     one timed batch of calls lasting at least the plan's min_trial_ms: time per call and
             every declared metric the kit can compute: time_us/time_ns/time_ms/time_s, and
-            X_per_s = work(axes)["X"] / time per call (tokens_per_s, bytes_per_s, flops_per_s).
+            X_per_s = work(axes)["X"] / time per call (tokens_per_s, bytes_per_s, flops_per_s);
+            on the CPU also cpu_time_us/cpu_time_ms (the process's CPU time per call).
   skipped   a measure request for a variant x point that is not ok.
   footer    when stdin closes; then exit 0.
   error     the bench cannot go on (bad plan: exit 2; device or bench failure: exit 1).
@@ -253,6 +254,9 @@ _BACKEND = re.compile(r"[A-Za-z0-9_.+-]{1,32}\Z")
 _PRINTABLE = re.compile(r"[^\x00-\x1f\x7f]+\Z")
 _DIRECTIONS = ("lower_is_better", "higher_is_better")
 _TIME_METRICS = {"time_s": 1e-6, "time_ms": 1e-3, "time_us": 1.0, "time_ns": 1e3}  # per microsecond
+# The process's CPU time per call (time.process_time_ns; CPU backend only): steadier than the
+# wall clock on a machine shared with other work, since time spent waiting for a core is not in it.
+_CPU_TIME_METRICS = {"cpu_time_us": 1.0, "cpu_time_ms": 1e-3}
 
 
 def _is_int(v):
@@ -815,6 +819,7 @@ class _Timing:
         self.graph = None
         self.cursor = 0
         self.note = ""
+        self.cpu_us = None      # the process's CPU time of the last batch (CPU only)
 
 
 class _Timer:
@@ -855,21 +860,28 @@ class _Timer:
         self.flush_buf[::64] = self.flush_zeros
 
     def _wall_batch(self, call, sets, state, steps):
+        """Microseconds of wall clock; the process's CPU time of the same calls in state.cpu_us."""
         n = len(sets)
         if self.cold == "flush":
-            total = 0
+            total = cpu = 0
             for _ in range(steps):
                 self._flush_cpu()
+                c0 = time.process_time_ns()
                 t0 = time.perf_counter_ns()
                 call(sets[state.cursor % n])
                 total += time.perf_counter_ns() - t0
+                cpu += time.process_time_ns() - c0
                 state.cursor += 1
+            state.cpu_us = cpu / 1e3
             return total / 1e3
+        c0 = time.process_time_ns()
         t0 = time.perf_counter_ns()
         for _ in range(steps):
             call(sets[state.cursor % n])
             state.cursor += 1
-        return (time.perf_counter_ns() - t0) / 1e3
+        wall = time.perf_counter_ns() - t0
+        state.cpu_us = (time.process_time_ns() - c0) / 1e3
+        return wall / 1e3
 
     # -- GPU ---------------------------------------------------------------------------------
 
@@ -935,16 +947,18 @@ class _Timer:
         cuda = self.device.kind == "cuda"
         batch = self._launch_batch if cuda else self._wall_batch
         # Warm-up: batches of plain calls until warmup_ms has passed (at least two batches: the
-        # first may pay for lazy initialisation); the last batch estimates one call's time.
+        # first may pay for lazy initialisation). The fastest batch after the first estimates a
+        # call's time: an estimate too low makes a trial longer than min_trial_ms, never shorter.
         block = max(n, 4 if cuda else 1)
-        spent_ms, batches, per_call_us = 0.0, 0, None
+        batches, per_call_us = 0, None
         deadline = time.perf_counter() + max(self.warmup_ms, 0) / 1e3
         while batches < 2 or time.perf_counter() < deadline:
             us = batch(call, sets, state, block)
-            spent_ms += us / 1e3
             batches += 1
-            per_call_us = max(us / block, 1e-3)
-            if not cuda and per_call_us * block < 1000 and block < 1 << 20:
+            if batches >= 2:
+                estimate = max(us / block, 1e-3)
+                per_call_us = estimate if per_call_us is None else min(per_call_us, estimate)
+            if not cuda and us < 1000 and block < 1 << 20:
                 block *= 2  # tiny CPU calls: batches long enough to estimate
         steps = max(1, int(math.ceil(self.min_trial_ms * 1e3 / per_call_us)))
         if cuda and self.cold != "flush":
@@ -974,6 +988,7 @@ class _Timer:
         return state
 
     def time_trial(self, call, sets, state):
+        """A dict: us (per call), calls, mhz (or None), cpu_us (per call; on the CPU only)."""
         clock = self.device.clock
         if self.device.kind != "cuda":
             us = self._wall_batch(call, sets, state, state.steps)
@@ -981,7 +996,7 @@ class _Timer:
             # Keep later trials at least min_trial_ms long when the estimate was short.
             if us < 0.8 * self.min_trial_ms * 1e3:
                 state.steps = int(math.ceil(state.steps * self.min_trial_ms * 1e3 / max(us, 1.0) * 1.1))
-            return us / steps, steps, None
+            return {"us": us / steps, "calls": steps, "mhz": None, "cpu_us": state.cpu_us / steps}
         if clock is not None:
             clock.before()
         if state.graph is not None:
@@ -1017,7 +1032,7 @@ class _Timer:
             self.torch.cuda.synchronize()
             calls = state.steps
         mhz = clock.mhz() if clock is not None else None
-        return us / calls, calls, mhz
+        return {"us": us / calls, "calls": calls, "mhz": mhz, "cpu_us": None}
 
 
 # ============================================================================ the bench
@@ -1177,6 +1192,9 @@ class _Bench:
 
         device = _Device(plan.backend)
         self.device = device
+        if plan.judged in _CPU_TIME_METRICS and device.kind != "cpu":
+            raise _bad("judged_metric", '"%s" is measured on the CPU backend only (this run is on %s)'
+                       % (plan.judged, device.kind))
         seed = plan.seed or self._fresh_seed()
         self.ctx = Context(device.kind, device.torch_device, seed, plan.params, device.cache_bytes,
                            device.multiprocessors)
@@ -1222,7 +1240,7 @@ class _Bench:
                     raise _Fail(EXIT_FAILED, "points", "work(axes) must return a dict (point %s)" % pid)
             work[pid] = w
         for i, metric in enumerate(plan.metrics):
-            if metric in _TIME_METRICS:
+            if metric in _TIME_METRICS or metric in _CPU_TIME_METRICS:
                 continue
             if not metric.endswith("_per_s"):
                 if metric == plan.judged:
@@ -1297,9 +1315,9 @@ class _Bench:
             if cell.timing is None:
                 cell.timing = self.timer.prepare(call, sets, Context.log)
             for _ in range(trials):
-                us, calls, mhz = self.timer.time_trial(call, sets, cell.timing)
+                timed = self.timer.time_trial(call, sets, cell.timing)
                 cell.trials += 1
-                out.write(self._trial_line(variant, point, cell.trials, us, calls, mhz))
+                out.write(self._trial_line(variant, point, cell.trials, timed))
         except (_Fail, BrokenPipeError):
             raise
         except Exception as e:
@@ -1311,13 +1329,17 @@ class _Bench:
             out.write({"kind": "skipped", "variant": variant, "point": point, "status": cell.status,
                        "reason": ("failed the check: " if cell.status == "incorrect" else "") + cell.reason})
 
-    def _trial_line(self, variant, point, number, us, calls, mhz):
+    def _trial_line(self, variant, point, number, timed):
+        us, calls, mhz = timed["us"], timed["calls"], timed["mhz"]
         metrics = {}
         work = self.work[point]
         for metric in self.plan.metrics:
             value = None
             if metric in _TIME_METRICS:
                 value = us * _TIME_METRICS[metric]
+            elif metric in _CPU_TIME_METRICS:
+                if timed["cpu_us"] is not None:
+                    value = timed["cpu_us"] * _CPU_TIME_METRICS[metric]
             elif metric.endswith("_per_s"):
                 count = work.get(metric[:-len("_per_s")])
                 if _is_number(count) and count > 0:

@@ -22,6 +22,7 @@ LINE_KINDS = ("header", "variant", "check", "trial", "skipped", "footer", "error
 TIME_US = {"name": "time_us", "unit": "us", "direction": "lower_is_better"}
 ITEMS_PER_S = {"name": "items_per_s", "unit": "items/s", "direction": "higher_is_better"}
 BYTES_PER_S = {"name": "bytes_per_s", "unit": "B/s", "direction": "higher_is_better"}
+CPU_TIME_US = {"name": "cpu_time_us", "unit": "us", "direction": "lower_is_better"}
 
 
 def make_plan(variants=("good",), points=(200,), metrics=(TIME_US, ITEMS_PER_S), judged="time_us", **extra):

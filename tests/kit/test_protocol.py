@@ -11,7 +11,8 @@ import sys
 import tempfile
 import unittest
 
-from kit_support import (BYTES_PER_S, ITEMS_PER_S, TIME_US, TOY, BenchTestCase, drive_bench, make_plan, measure)
+from kit_support import (BYTES_PER_S, CPU_TIME_US, ITEMS_PER_S, TIME_US, TOY, BenchTestCase, drive_bench, make_plan,
+                          measure)
 
 
 class FullRunTest(BenchTestCase):
@@ -21,7 +22,8 @@ class FullRunTest(BenchTestCase):
 
     @classmethod
     def setUpClass(cls):
-        plan = make_plan(variants=cls.VARIANTS, points=(200, 400), metrics=(TIME_US, ITEMS_PER_S, BYTES_PER_S))
+        plan = make_plan(variants=cls.VARIANTS, points=(200, 400),
+                         metrics=(TIME_US, ITEMS_PER_S, BYTES_PER_S, CPU_TIME_US))
         requests = [measure(v, p, 2) for p in ("n200", "n400") for v in cls.VARIANTS]
         requests.append(measure("good", "n200", 1))  # a second request for a cell: no second check
         cls.case = BenchTestCase()
@@ -82,7 +84,7 @@ class FullRunTest(BenchTestCase):
         self.assertTrue(trials)
         for t in trials:
             m = t["metrics"]
-            self.assertEqual(set(m), {"time_us", "items_per_s", "bytes_per_s"})
+            self.assertEqual(set(m), {"time_us", "items_per_s", "bytes_per_s", "cpu_time_us"})
             self.assertTrue(all(v > 0 for v in m.values()))
             n = int(t["point"][1:])
             self.assertAlmostEqual(m["items_per_s"] * m["time_us"] * 1e-6, n, delta=n * 1e-9)
