@@ -280,6 +280,7 @@ class _Reader:
 
     def __init__(self, stream):
         self.lines = queue.Queue()
+        self.ended = False
         self.thread = threading.Thread(target=self._pump, args=(stream,), daemon=True)
         self.thread.start()
 
@@ -289,10 +290,15 @@ class _Reader:
         self.lines.put(None)
 
     def next(self, timeout_s):
+        """The next line, or None at the end of the output (and every time after)."""
+        if self.ended:
+            return None
         try:
-            return self.lines.get(timeout=timeout_s)
+            raw = self.lines.get(timeout=timeout_s)
         except queue.Empty:
             raise TimeoutError("no line from the bench in %g s" % timeout_s)
+        self.ended = raw is None
+        return raw
 
 
 class _Stop(Exception):
@@ -353,7 +359,10 @@ def drive(command, plan, trials=3, cwd=None, env=None, schemas=DEFAULT_SCHEMAS, 
         except ValueError:
             run.violations.append("not JSON: %r" % text[:200])
             return {"kind": "?"}
-        kind = doc.get("kind") if isinstance(doc, dict) else None
+        if not isinstance(doc, dict):
+            run.violations.append("not a JSON object: %r" % text[:200])
+            return {"kind": "?"}
+        kind = doc.get("kind")
         schema = "bench/v2/%s.schema.json" % kind
         if kind not in ("header", "variant", "check", "trial", "skipped", "footer", "error"):
             run.violations.append("a line of unknown kind %r: %s" % (kind, text[:200]))

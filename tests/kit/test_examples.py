@@ -120,6 +120,34 @@ class ManifestTest(unittest.TestCase):
             drive_bench.plan_from_manifest(manifest)
 
 
+class DriverTest(unittest.TestCase):
+    """The driver must catch a bench that breaks the protocol, or its passes prove nothing."""
+
+    PLAN = drive_bench.plan_from_manifest(load(MANIFESTS[0]))
+
+    def drive(self, script):
+        return drive_bench.drive([sys.executable, "-c", script], self.PLAN, trials=1, schemas=SCHEMAS,
+                                 idle_timeout_s=60, stderr=subprocess.DEVNULL)
+
+    def test_not_json_and_not_a_header(self):
+        run = self.drive("print(1)")
+        self.assertFalse(run.ok())
+        self.assertIn("not a JSON object: '1'", run.violations[0])
+
+    def test_a_line_that_breaks_its_schema(self):
+        run = self.drive("import sys; sys.stdin.readline(); "
+                         "print('{\"kind\": \"header\", \"schema_version\": 1}')")
+        self.assertFalse(run.ok())
+        self.assertTrue(any(v.startswith("header line: /schema_version") for v in run.violations), run.violations)
+
+    def test_an_error_line_then_exit_zero(self):
+        run = self.drive("import sys; sys.stdin.readline(); "
+                         "print('{\"kind\": \"error\", \"where\": \"plan\", \"message\": \"boom\"}')")
+        self.assertFalse(run.ok())
+        self.assertEqual(run.error["message"], "boom")
+        self.assertIn("an error line, then exit code 0", run.violations)
+
+
 class CpuExampleTest(unittest.TestCase):
     """examples/python_cpu through the driver, as perfwatch's runner will run it."""
 
