@@ -1239,13 +1239,14 @@ class _Bench:
                 if not isinstance(w, dict):
                     raise _Fail(EXIT_FAILED, "points", "work(axes) must return a dict (point %s)" % pid)
             work[pid] = w
-        for i, metric in enumerate(plan.metrics):
+        for metric in plan.metrics:
             if metric in _TIME_METRICS or metric in _CPU_TIME_METRICS:
                 continue
             if not metric.endswith("_per_s"):
                 if metric == plan.judged:
-                    raise _bad("judged_metric", '"%s": this bench computes time_us, time_ns, time_ms, time_s and '
-                               'X_per_s from its work(axes) counts; "%s" is none of them' % (metric, metric))
+                    raise _bad("judged_metric", '"%s": this bench computes time_us, time_ns, time_ms, time_s, '
+                               'cpu_time_us, cpu_time_ms and X_per_s from its work(axes) counts; "%s" is none '
+                               'of them' % (metric, metric))
                 Context.log('metric %s is declared but the kit cannot compute it; trials leave it out' % metric)
                 continue
             key = metric[:-len("_per_s")]
