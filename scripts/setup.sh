@@ -9,6 +9,7 @@ packages=(
   libcpp-httplib-dev nlohmann-json3-dev libvalijson-dev
   libboost-dev libboost-filesystem-dev
   libgtest-dev libgmock-dev libcli11-dev libssl-dev
+  python3  # the Python bench kit's tests (tests/kit); not certain on a minimal Debian 12
 )
 # The browser test drives Debian's chromium; only the test command needs it.
 if [[ "${1:-}" == "--with-browser" ]]; then
