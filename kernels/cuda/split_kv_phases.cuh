@@ -28,6 +28,14 @@
 #include "launch_plan.h"
 #include "mla/problem.h"
 
+// Experiment knobs, set with the CMake cache variable MLA_CUDA_DEFINES (the
+// device script builds a copy per experiment and times it beside the
+// default build; kernels/BENCHMARKS.md records each). Defaults are the
+// shipped kernel.
+#ifndef MLA_EXP_BT16_W4_MIN_BLOCKS
+#define MLA_EXP_BT16_W4_MIN_BLOCKS 3  // CTAs an SM the bt16 x 4-warp kernels are register-capped for
+#endif
+
 namespace mla::cuda {
 
 template <int BlockT, int NumWarps, int NumStages, int BlockH, KvDtype Dtype>
@@ -62,7 +70,8 @@ struct SplitConfig {
   // Register cap for the CTAs a multiprocessor should hold (H200 shared
   // memory allows them): bt16 x 4 warps three, 8 warps at bt16/bt32 two, 16-row
   // tiles only (without it a few more registers cost a CTA an SM).
-  static constexpr int kMinBlocks = BlockH != 16 ? 1 : NumWarps == 8 ? (BlockT <= 32 ? 2 : 1) : (BlockT == 16 ? 3 : 1);
+  static constexpr int kMinBlocks =
+      BlockH != 16 ? 1 : NumWarps == 8 ? (BlockT <= 32 ? 2 : 1) : (BlockT == 16 ? MLA_EXP_BT16_W4_MIN_BLOCKS : 1);
 
   static_assert(kDimLatent % (16 * NumWarps) == 0, "latent columns must split into 16-wide k-steps");
   static_assert(NumWarps >= kRopeKSteps, "the rope k-steps go one to a warp");
