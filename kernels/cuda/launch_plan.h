@@ -63,8 +63,10 @@ MLA_PLAN_HD constexpr TileRange tile_range(int split, int tiles, int nsplit) {
 //
 // The gather lands rows as the cache stores them (kv, num_stages stages);
 // the products read a bf16 tile (tile). For bf16 the tile is the landed
-// stage itself; for fp8 the tile is one more buffer that each landed stage
-// is dequantised into (656-byte rows in, 1168-byte rows out).
+// stage itself; for fp8 the tile is one more buffer that each landed stage's
+// e4m3 values are converted into, exactly (656-byte rows in, 1168-byte rows
+// out); the scales stay in the landed rows and are applied in fp32 to the
+// scores and to the probabilities (four copies of P, one per scale block).
 struct SmemLayout {
   int kv_row_stride = 0;   // elements of the bf16 tile: 576 + 8 of padding so ldmatrix rows hit distinct banks
   int land_row_bytes = 0;  // bytes a landed row takes: 1168 (bf16, = the tile's row) or 656 (fp8)
@@ -74,7 +76,8 @@ struct SmemLayout {
   int idx = 0;             // offset: per stage, block_t row indices (-1 = masked or past topk)
   int q = 0;               // offset: the CTA's q rows, [block_h][kv_row_stride] bf16
   int scores = 0;          // offset: per-warp partial scores, [warps][block_h][block_t + 8] fp32
-  int probs = 0;           // offset: the tile's probabilities, [block_h][block_t + 8] bf16
+  int probs = 0;           // offset: the tile's probabilities, [block_h][block_t + 8] bf16; fp8: one copy
+                           // per latent scale block, each probability times that block's scale of its token
   int stats = 0;           // offset: per row alpha, l and m, 3 x [block_h] fp32
   int total = 0;           // bytes
 };
@@ -111,7 +114,7 @@ MLA_PLAN_HD constexpr SmemLayout smem_layout(int block_t, int num_warps, int num
     s.scores = s.q + align16(q_bytes);
     s.probs = s.scores + align16(score_bytes);
   }
-  s.stats = s.probs + align16(block_h * (block_t + 8) * 2);
+  s.stats = s.probs + align16((fp8 ? kDimLatent / 128 : 1) * block_h * (block_t + 8) * 2);
   s.total = s.stats + align16(3 * block_h * 4);
   return s;
 }

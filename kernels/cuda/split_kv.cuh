@@ -14,8 +14,9 @@
 //    BlockH/W rows of the softmax (running max m, sum l), writes the tile's
 //    probabilities as bf16 and each row's rescale factor alpha;
 //  - every warp rescales its accumulator by alpha and adds P.V for its columns.
-// Four barriers a tile; five with an fp8 cache, whose landed rows are first
-// dequantised into a bf16 tile (split_kv_phases.cuh: dequantize_tile).
+// Four barriers a tile; five with an fp8 cache, whose landed e4m3 values are
+// first converted (exactly) into a bf16 tile, their per-128 scales applied
+// in fp32 to the scores and to per-block copies of P (split_kv_phases.cuh).
 //
 // The phases are device functions of split_kv_phases.cuh; this file composes
 // them. Included only by the per-variant translation units (variant.cu.in).
@@ -39,7 +40,7 @@ __global__ void __launch_bounds__(32 * NumWarps,
   constexpr int RS = C::kRowStride;
 
   extern __shared__ __align__(128) unsigned char smem[];
-  unsigned char* const land_s = smem + C::kOffKv;
+  std::uint16_t* const land_s = reinterpret_cast<std::uint16_t*>(smem + C::kOffKv);
   std::uint16_t* const kv_s = reinterpret_cast<std::uint16_t*>(smem + C::kOffTile);
   int* const idx_s = reinterpret_cast<int*>(smem + C::kOffIdx);
   std::uint16_t* const q_s = reinterpret_cast<std::uint16_t*>(smem + C::kOffQ);
@@ -50,17 +51,20 @@ __global__ void __launch_bounds__(32 * NumWarps,
   float* const m_s = l_s + BlockH;
 
   const int tid = static_cast<int>(threadIdx.x);
+  Lanes<C> lanes(tid);
   const Work work = cta_work(a);
 
   load_q<C>(a, work, q_s, tid);
-  Gather<C> gather(a, work, land_s, idx_s, tid);
-  gather.prologue();
+  const int load_row = tid / 8, load_col = tid % 8;
+  const std::int32_t* const ind = a.indices + static_cast<long long>(work.b) * a.topk;
+  int next_idx[C::kLoadRowsPerThread];
+  gather_prologue<C>(next_idx, a, ind, work.range, land_s, idx_s, load_row, load_col);
 
   // q fragments: loaded once when they stay in registers.
   cp_async_wait<NumStages - 1>();
   __syncthreads();
-  const Lanes<C> lanes(tid);
   QFragments<C> qf;
+  lanes.set_fragments();
   load_q_fragments<C>(qf, q_s, lanes);
 
   OAccumulator<C> o_acc;
@@ -70,33 +74,35 @@ __global__ void __launch_bounds__(32 * NumWarps,
     for (int n = 0; n < C::kOTiles; ++n)
 #pragma unroll
       for (int e = 0; e < 4; ++e) o_acc[mt][n][e] = 0.f;
-  float m_run = device::kNegInf, l_run = 0.f;
+  lanes.set_softmax_row();
+  float l_run = 0.f, m_run = device::kNegInf;  // running sum and max of this lane's softmax row
 
   for (int tile = work.range.first; tile < work.range.last; ++tile) {
     // Refill the stage of tile - 1 before waiting for this tile, so that
     // NumStages tiles are in flight while this one lands (the first barrier
     // frees that stage; the second publishes every thread's copies).
     __syncthreads();
-    gather.issue_tile(tile + NumStages - 1);
+    issue_tile<C>(next_idx, a, work.range, land_s, idx_s, load_row, load_col, tile + NumStages - 1);
     cp_async_commit();
-    gather.fetch_indices(tile + NumStages);
+    fetch_indices<C>(next_idx, a, ind, work.range, load_row, tile + NumStages);
     cp_async_wait<NumStages - 1>();
     __syncthreads();
     const int stage = tile % NumStages;
-    const std::uint16_t* kvt;
+    // bf16: the products read the landed stage; fp8: its converted copy,
+    // with the scales read from the landed rows.
+    const std::uint16_t* const kvt = C::kFp8 ? kv_s : kv_s + stage * BlockT * RS;
+    const unsigned char* const land = reinterpret_cast<const unsigned char*>(land_s) + stage * C::kStageBytes;
     if constexpr (C::kFp8) {
-      dequantize_tile<C>(land_s + stage * C::kStageBytes, kv_s, tid);
+      dequantize_tile<C>(land, kv_s, tid);
       __syncthreads();
-      kvt = kv_s;
-    } else {
-      kvt = kv_s + stage * BlockT * RS;
     }
 
-    tile_scores<C>(kvt, qf, q_s, sc_s, lanes);
+    tile_scores<C>(kvt, qf, q_s, sc_s, lanes, land);
     __syncthreads();
-    tile_softmax<C>(sc_s, idx_s + stage * BlockT, a.scale_log2, p_s, alpha_s, lanes, m_run, l_run);
+    tile_softmax<C>(sc_s, idx_s + stage * BlockT, a.scale_log2, p_s, alpha_s, lanes, m_run, l_run, land);
     __syncthreads();
-    tile_pv<C>(o_acc, kvt, p_s, alpha_s, lanes);
+    // fp8: this warp's copy of P, scaled for its latent block.
+    tile_pv<C>(o_acc, kvt, C::kFp8 ? p_s + lanes.lat0 / 128 * BlockH * C::kScoreStride : p_s, alpha_s, lanes);
   }
 
   // The combine kernel (launched as a programmatic dependent) may start now;

@@ -3,8 +3,8 @@
 //
 //   cta_work            which (batch element, head group, split) this CTA is
 //   load_q              its q rows -> shared memory (cp.async)
-//   Gather              index prefetch (one tile ahead, in registers) and the
-//                       cp.async gather of a tile's rows into a landing stage
+//   fetch_indices,      index prefetch (one tile ahead, in registers) and the
+//   issue_tile          cp.async gather of a tile's rows into a landing stage
 //   load_q_fragments    q -> registers (when they fit), once
 //   dequantize_tile     fp8 only: a landed stage -> the bf16 tile
 //   tile_scores         partial S = Q.K^T of this warp's k-steps -> shared memory
@@ -51,6 +51,8 @@ struct SplitConfig {
   static constexpr int kOTiles = kLatentPerWarp / 8;                // n-tiles of the accumulator
   static constexpr bool kQInRegs = q_in_registers(BlockH, NumWarps);
   static constexpr bool kFp8 = Dtype == KvDtype::kFp8E4m3;
+  static constexpr int kScaleBlocks = kDimLatent / 128;             // fp8: latent values sharing a scale, 4 blocks
+  static_assert(!kFp8 || (kDimLatent / NumWarps) <= 128, "fp8: a warp's latent columns lie in one scale block");
   // Byte offsets of the shared-memory regions (launch_plan.h sizes them).
   static constexpr SmemLayout kLayout = smem_layout(BlockT, NumWarps, NumStages, BlockH, Dtype);
   static constexpr int kOffKv = kLayout.kv, kOffTile = kLayout.tile, kOffIdx = kLayout.idx, kOffQ = kLayout.q;
@@ -106,7 +108,11 @@ __device__ __forceinline__ Work cta_work(const SplitArgs& a) {
 }
 
 // A thread's place in the MMA fragments: the warp's latent columns, and the
-// ldmatrix lane -> (row, column) offsets of each operand.
+// ldmatrix lane -> (row, column) offsets of each operand. Filled in three
+// steps at the points of the kernel where they were computed before the
+// phases were split out (the bf16 kernel's code stays the same, instruction
+// for instruction): the lane at entry, the fragment offsets once q has
+// landed, the softmax row before the tile loop.
 template <class C>
 struct Lanes {
   int warp, lane, g, q4;  // g, q4: the mma fragment's row group and column pair
@@ -123,6 +129,8 @@ struct Lanes {
     lane = tid % 32;
     g = lane / 4;
     q4 = lane % 4;
+  }
+  __device__ __forceinline__ void set_fragments() {
     a_row = (lane / 8 % 2) * 8 + lane % 8;
     a_col = (lane / 16) * 8;
     bk_tok = (lane / 16) * 8 + lane % 8;
@@ -132,6 +140,8 @@ struct Lanes {
     lat0 = warp * C::kLatentPerWarp;
     has_rope = warp < C::kRopeKSteps;
     rope0 = kDimLatent + (warp % C::kRopeKSteps) * 16;
+  }
+  __device__ __forceinline__ void set_softmax_row() {
     sm_row = warp * C::kSoftmaxRowsPerWarp + lane / C::kLanesPerRow;
     sm_col = (lane % C::kLanesPerRow) * C::kColsPerLane;
   }
@@ -152,79 +162,73 @@ __device__ __forceinline__ void load_q(const SplitArgs& a, const Work& w, std::u
   cp_async_commit();
 }
 
-// The gather: 8 threads a row, 16-byte pieces of the row as the cache stores
-// it; the row indices of the next tile wait in registers one iteration ahead
-// of their use. A masked row (-1) lands as zeros.
+// The gather: 8 threads a row (load_row = tid / 8, load_col = tid % 8),
+// 16-byte pieces of the row as the cache stores it; the row indices of the
+// next tile wait in registers (next_idx) one iteration ahead of their use. A
+// masked row (-1) lands as zeros. (Free functions over the kernel's locals,
+// not an object holding them: the compiler then still knows load_col < 8
+// and unrolls the piece loop completely, as it did before the split.)
 template <class C>
-struct Gather {
-  static constexpr int BlockT = C::kBlockT, NumStages = C::kNumStages;
-  const SplitArgs& a;
-  const std::int32_t* const ind;
-  unsigned char* const land;
-  int* const idx_s;
-  const TileRange range;
-  const int load_row, load_col;
-  int next_idx[C::kLoadRowsPerThread];
-
-  __device__ __forceinline__ Gather(const SplitArgs& args, const Work& w, unsigned char* land_s, int* idx, int tid)
-      : a(args),
-        ind(args.indices + static_cast<long long>(w.b) * args.topk),
-        land(land_s),
-        idx_s(idx),
-        range(w.range),
-        load_row(tid / 8),
-        load_col(tid % 8) {}
-
-  __device__ __forceinline__ void fetch_indices(int tile) {
+__device__ __forceinline__ void fetch_indices(int (&next_idx)[C::kLoadRowsPerThread], const SplitArgs& a,
+                                              const std::int32_t* ind, const TileRange& range, int load_row,
+                                              int tile) {
 #pragma unroll
-    for (int j = 0; j < C::kLoadRowsPerThread; ++j) {
-      const int r = load_row + j * C::kLoadRowsPerPass;
-      const int token = tile * BlockT + r;
-      next_idx[j] = (r < BlockT && tile < range.last && token < a.topk) ? __ldg(ind + token) : -1;
+  for (int j = 0; j < C::kLoadRowsPerThread; ++j) {
+    const int r = load_row + j * C::kLoadRowsPerPass;
+    const int token = tile * C::kBlockT + r;
+    next_idx[j] = (r < C::kBlockT && tile < range.last && token < a.topk) ? __ldg(ind + token) : -1;
+  }
+}
+
+// (Rows are addressed in 16-bit units -- 576 a bf16 row, 328 an fp8 row --
+// so that the bf16 kernel's address arithmetic is what it was.)
+template <class C>
+__device__ __forceinline__ void issue_tile(const int (&next_idx)[C::kLoadRowsPerThread], const SplitArgs& a,
+                                           const TileRange& range, std::uint16_t* land, int* idx_s, int load_row,
+                                           int load_col, int tile) {
+  if (tile >= range.last) return;
+  const int stage = tile % C::kNumStages;
+  std::uint16_t* const dst_stage = land + stage * (C::kStageBytes / 2);
+#pragma unroll
+  for (int j = 0; j < C::kLoadRowsPerThread; ++j) {
+    const int r = load_row + j * C::kLoadRowsPerPass;
+    if (r < C::kBlockT) {
+      const int idx = next_idx[j];
+      if (load_col == 0) idx_s[stage * C::kBlockT + r] = idx;
+      const std::uint16_t* const kv = static_cast<const std::uint16_t*>(a.kv);
+      const std::uint16_t* src = idx >= 0 ? kv + static_cast<long long>(idx) * (C::kCacheRowBytes / 2) : kv;
+      const int bytes = idx >= 0 ? 16 : 0;
+      std::uint16_t* dst = dst_stage + r * (C::kLandRowBytes / 2);
+#pragma unroll
+      for (int k = load_col; k < C::kLandChunks; k += 8) cp_async16(dst + k * 8, src + k * 8, bytes);
     }
   }
+}
 
-  __device__ __forceinline__ void issue_tile(int tile) {
-    if (tile >= range.last) return;
-    const int stage = tile % NumStages;
-    unsigned char* const dst_stage = land + stage * C::kStageBytes;
+// The indices of the first NumStages - 1 tiles load together (one memory
+// latency, not one a tile), then their rows, one cp.async group a tile; the
+// next tile's indices are left in next_idx.
+template <class C>
+__device__ __forceinline__ void gather_prologue(int (&next_idx)[C::kLoadRowsPerThread], const SplitArgs& a,
+                                                const std::int32_t* ind, const TileRange& range, std::uint16_t* land,
+                                                int* idx_s, int load_row, int load_col) {
+  constexpr int NumStages = C::kNumStages;
+  int pro_idx[NumStages > 1 ? NumStages - 1 : 1][C::kLoadRowsPerThread];
 #pragma unroll
-    for (int j = 0; j < C::kLoadRowsPerThread; ++j) {
-      const int r = load_row + j * C::kLoadRowsPerPass;
-      if (r < BlockT) {
-        const int idx = next_idx[j];
-        if (load_col == 0) idx_s[stage * BlockT + r] = idx;
-        const unsigned char* const kv = static_cast<const unsigned char*>(a.kv);
-        const unsigned char* src = idx >= 0 ? kv + static_cast<long long>(idx) * C::kCacheRowBytes : kv;
-        const int bytes = idx >= 0 ? 16 : 0;
-        unsigned char* dst = dst_stage + r * C::kLandRowBytes;
+  for (int s = 0; s < NumStages - 1; ++s) {
+    fetch_indices<C>(next_idx, a, ind, range, load_row, range.first + s);
 #pragma unroll
-        for (int k = load_col; k < C::kLandChunks; k += 8) cp_async16(dst + k * 16, src + k * 16, bytes);
-      }
-    }
+    for (int j = 0; j < C::kLoadRowsPerThread; ++j) pro_idx[s][j] = next_idx[j];
   }
-
-  // The indices of the first NumStages - 1 tiles load together (one memory
-  // latency, not one a tile), then their rows, one cp.async group a tile;
-  // the next tile's indices are left in next_idx.
-  __device__ __forceinline__ void prologue() {
-    int pro_idx[NumStages > 1 ? NumStages - 1 : 1][C::kLoadRowsPerThread];
 #pragma unroll
-    for (int s = 0; s < NumStages - 1; ++s) {
-      fetch_indices(range.first + s);
+  for (int s = 0; s < NumStages - 1; ++s) {
 #pragma unroll
-      for (int j = 0; j < C::kLoadRowsPerThread; ++j) pro_idx[s][j] = next_idx[j];
-    }
-#pragma unroll
-    for (int s = 0; s < NumStages - 1; ++s) {
-#pragma unroll
-      for (int j = 0; j < C::kLoadRowsPerThread; ++j) next_idx[j] = pro_idx[s][j];
-      issue_tile(range.first + s);
-      cp_async_commit();
-    }
-    fetch_indices(range.first + NumStages - 1);
+    for (int j = 0; j < C::kLoadRowsPerThread; ++j) next_idx[j] = pro_idx[s][j];
+    issue_tile<C>(next_idx, a, range, land, idx_s, load_row, load_col, range.first + s);
+    cp_async_commit();
   }
-};
+  fetch_indices<C>(next_idx, a, ind, range, load_row, range.first + NumStages - 1);
+}
 
 // q fragments of every k-step of this warp, loaded once (when kQInRegs).
 template <class C>
@@ -244,9 +248,10 @@ __device__ __forceinline__ void load_q_fragments(QFragments<C>& qf, const std::u
 
 // fp8: a landed stage (656-byte rows) -> the bf16 tile (1168-byte rows), in
 // the tile's 16-byte pieces: piece k < 64 holds latent values 8k..8k+7 (eight
-// e4m3 bytes times their block's scale), pieces 64..71 the rope values as
-// they are. Consecutive threads take consecutive pieces of a row, so the
-// reads and the writes of a warp hit distinct banks.
+// e4m3 bytes, converted exactly; their scale is applied later, in fp32),
+// pieces 64..71 the rope values as they are. Consecutive threads take
+// consecutive pieces of a row, so the reads and the writes of a warp hit
+// distinct banks.
 template <class C>
 __device__ __forceinline__ void dequantize_tile(const unsigned char* land, std::uint16_t* tile, int tid) {
   constexpr int RS = C::kRowStride;
@@ -262,9 +267,8 @@ __device__ __forceinline__ void dequantize_tile(const unsigned char* land, std::
     uint4 out;
     if (k < kLatentPieces) {
       const uint2 in = *reinterpret_cast<const uint2*>(src + 8 * k);
-      const float scale = *reinterpret_cast<const float*>(src + kDimLatent + 4 * (k / (128 / 8)));
-      fp8x4_to_bf16x4(in.x, scale, out.x, out.y);
-      fp8x4_to_bf16x4(in.y, scale, out.z, out.w);
+      fp8x4_to_bf16x4(in.x, out.x, out.y);
+      fp8x4_to_bf16x4(in.y, out.z, out.w);
     } else {
       out = *reinterpret_cast<const uint4*>(src + kDimLatent + 16 + 16 * (k - kLatentPieces));
     }
@@ -272,14 +276,25 @@ __device__ __forceinline__ void dequantize_tile(const unsigned char* land, std::
   }
 }
 
+// fp8: scale `blk` of token row `t` of a landed stage.
+template <class C>
+__device__ __forceinline__ float fp8_scale(const unsigned char* land, int t, int blk) {
+  return *reinterpret_cast<const float*>(land + t * C::kLandRowBytes + kDimLatent + 4 * blk);
+}
+
 // Partial scores of this warp's k-steps, every chunk of the tile, into the
 // warp's slice of the score buffer (raw dot products; the scale comes in the
 // softmax). (Two accumulator sets for one-chunk tiles, to halve the MMA
 // chain, cost bt16_w4 ten registers and its third CTA an SM: slower,
 // measured. So did skipping the O rescale while alpha == 1: 14 registers.)
+//
+// fp8: the tile holds the e4m3 values unscaled; once this warp's latent
+// k-steps are summed, each token's partial score is multiplied by the token's
+// scale of this warp's block (land: the landed stage), then the rope k-step
+// (bf16, unscaled) adds to it.
 template <class C>
 __device__ __forceinline__ void tile_scores(const std::uint16_t* kvt, const QFragments<C>& qf, const std::uint16_t* q_s,
-                                            float* sc_s, const Lanes<C>& l) {
+                                            float* sc_s, const Lanes<C>& l, const unsigned char* land = nullptr) {
   constexpr int RS = C::kRowStride;
   constexpr int SS = C::kScoreStride;
   constexpr int kSets = 1;
@@ -294,6 +309,23 @@ __device__ __forceinline__ void tile_scores(const std::uint16_t* kvt, const QFra
         for (int e = 0; e < 4; ++e) s_acc[st][c][mt][0][e] = s_acc[st][c][mt][1][e] = 0.f;
 #pragma unroll
   for (int ks = 0; ks <= C::kLatentKSteps; ++ks) {
+    if constexpr (C::kFp8) {
+      if (ks == C::kLatentKSteps) {
+        const int blk = l.lat0 / 128;
+#pragma unroll
+        for (int c = 0; c < C::kChunks; ++c)
+#pragma unroll
+          for (int n = 0; n < 2; ++n) {
+            const int t = c * 16 + n * 8 + 2 * l.q4;
+            const float s0 = fp8_scale<C>(land, t, blk), s1 = fp8_scale<C>(land, t + 1, blk);
+#pragma unroll
+            for (int mt = 0; mt < C::kMTiles; ++mt) {
+              s_acc[0][c][mt][n][0] *= s0; s_acc[0][c][mt][n][1] *= s1;
+              s_acc[0][c][mt][n][2] *= s0; s_acc[0][c][mt][n][3] *= s1;
+            }
+          }
+      }
+    }
     if (ks == C::kLatentKSteps && !l.has_rope) break;
     const int d0 = l.k_dim(ks);
     std::uint32_t qa[C::kMTiles][4];
@@ -335,10 +367,15 @@ __device__ __forceinline__ void tile_scores(const std::uint16_t* kvt, const QFra
 // The online softmax of this lane's part of its row: sums the warps' partial
 // scores, masks the tile's invalid tokens, updates the running max m_run and
 // sum l_run, writes the probabilities (bf16) and the row's rescale factor.
+//
+// fp8: the probabilities are written once per scale block b, each times its
+// token's scale b (land: the landed stage), so the warps of block b read P
+// already scaled for the unscaled e4m3 values of their columns; the running
+// sum stays that of the unscaled probabilities.
 template <class C>
 __device__ __forceinline__ void tile_softmax(const float* sc_s, const int* tidx_stage, float scale_log2,
                                              std::uint16_t* p_s, float* alpha_s, const Lanes<C>& l, float& m_run,
-                                             float& l_run) {
+                                             float& l_run, const unsigned char* land = nullptr) {
   constexpr int SS = C::kScoreStride;
   constexpr int CPL = C::kColsPerLane;
   float x[CPL];
@@ -387,7 +424,15 @@ __device__ __forceinline__ void tile_softmax(const float* sc_s, const int* tidx_
   l_run = l_run * alpha + tsum;
   m_run = m_new;
   std::uint16_t* const pdst = p_s + l.sm_row * SS + l.sm_col;
-  if constexpr (CPL % 2 == 0) {
+  if constexpr (C::kFp8) {
+#pragma unroll
+    for (int j = 0; j < CPL; ++j) {
+      const float4 sc = *reinterpret_cast<const float4*>(land + (l.sm_col + j) * C::kLandRowBytes + kDimLatent);
+      const float s[4] = {sc.x, sc.y, sc.z, sc.w};
+#pragma unroll
+      for (int b = 0; b < C::kScaleBlocks; ++b) pdst[b * C::kBlockH * SS + j] = to_bf16(x[j] * s[b]);
+    }
+  } else if constexpr (CPL % 2 == 0) {
 #pragma unroll
     for (int j = 0; j < CPL; j += 2) *reinterpret_cast<std::uint32_t*>(pdst + j) = pack_bf16x2(x[j], x[j + 1]);
   } else {
