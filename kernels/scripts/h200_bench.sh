@@ -83,7 +83,7 @@ echo "build: $(( $(date +%s) - start )) s (sm $archs)"
 
 # Registers and spills per kernel (ptxas), and the instruction mix of the SASS.
 ptxas_table() {
-  grep -A2 "Compiling entry function '_ZN3mla4cuda15split_kv" "$1" | grep -E "entry|Used|spill" \
+  grep -A3 "Compiling entry function '_ZN3mla4cuda15split_kv" "$1" | grep -E "entry|Used|spill" \
     | sed -e "s/ptxas info *: //" || true
 }
 {

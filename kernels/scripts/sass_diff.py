@@ -71,7 +71,7 @@ def main():
         cb = collections.Counter(opcode(x) for x in b)
         delta = {k: cb[k] - ca[k] for k in set(ca) | set(cb) if cb[k] != ca[k]}
         print("%s: DIFFERENT: %d -> %d instructions; opcode count changes: %s" % (
-            name, len(a), len(b), ", ".join("%s %+d" % kv for kv in sorted(delta.items())) or "none (order only)"))
+            name, len(a), len(b), ", ".join("%s %+d" % kv for kv in sorted(delta.items())) or "none (order or registers differ)"))
     print("SASS: %d kernels identical, %d different, %d missing (old build: %d kernels, new: %d)"
           % (same, differ, missing, len(old), len(new)))
 
