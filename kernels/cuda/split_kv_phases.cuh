@@ -16,9 +16,14 @@
 // dequantize_tile: every phase after it reads a bf16 tile, so a new cache
 // format needs a gather geometry and a dequantisation, nothing else.
 //
-// Included only by split_kv.cuh. Every function is force-inlined: the kernel
-// compiles as the single function it was before the split (its register
-// arrays stay in registers; the SASS is compared in kernels/BENCHMARKS.md).
+// Included only by split_kv.cuh. Every function is force-inlined, so the
+// kernel compiles to what it was before the split: for bf16 the same
+// instructions (the same count of each opcode, the same registers and no new
+// spills; 8 of the 36 kernels byte-identical, the others with registers
+// assigned differently), and the same time on the H200 within the noise
+// between processes (kernels/BENCHMARKS.md, 2026-12-01). Keep it so: a
+// value whose range the compiler must know to unroll (the gather's column)
+// stays a local of the kernel, not a member of an object.
 #pragma once
 
 #include <cstdint>
