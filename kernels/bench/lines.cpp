@@ -39,10 +39,22 @@ void LineWriter::apply_faults() {
     for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
 }
 
-Line header_line(const DeviceInfo& device, const std::string& backend_reason, const BuildInfo& build,
-                 std::uint64_t seed) {
+Dialect Dialect::of(const Plan& plan) {
+  Dialect d;
+  d.version = plan.schema_version;
+  for (const MetricDecl& m : plan.metrics) {
+    bool lower = false;
+    if (is_known_metric(m.name, &lower)) d.trial_metrics.push_back(m.name);
+  }
+  return d;
+}
+
+Line header_line(const Dialect& dialect, const DeviceInfo& device, const std::string& backend_reason,
+                 const BuildInfo& build, std::uint64_t seed) {
+  const bool v2 = dialect.version == 2;
   Line dev;
   dev["name"] = device.name;
+  if (v2 && !device.uuid.empty()) dev["uuid"] = device.uuid;
   dev["multiprocessors"] = std::max(1, device.multiprocessors);
   if (device.cc_major > 0) dev["compute_capability"] = std::to_string(device.cc_major) + "." + std::to_string(device.cc_minor);
   if (device.l2_bytes > 0) dev["l2_bytes"] = device.l2_bytes;
@@ -78,10 +90,18 @@ Line header_line(const DeviceInfo& device, const std::string& backend_reason, co
 
   Line line;
   line["kind"] = "header";
-  line["schema_version"] = 1;
-  line["bench"] = "mla_bench 1";
+  line["schema_version"] = v2 ? 2 : 1;
+  line["bench"] = v2 ? "mla_bench 2" : "mla_bench 1";
   line["backend"] = device.backend;
   line["backend_reason"] = backend_reason;
+  if (v2) {
+    // How trials are timed: CUDA events around a graph replay on the GPU;
+    // the host's steady clock around the steps on the CPU.
+    const bool gpu = device.backend == "cuda";
+    line["timer"] = gpu ? "cuda_events" : "wall_clock";
+    line["timer_note"] = gpu ? "CUDA events around one replay of a CUDA graph of decode steps"
+                             : "steady clock around a batch of decode steps on the CPU backend";
+  }
   line["seed"] = seed;
   line["device"] = dev;
   line["build"] = b;
@@ -97,7 +117,29 @@ Line params_json(const VariantParams& params) {
   return p;
 }
 
-Line variant_line(const PlanVariant& variant, const VariantReport& report) {
+namespace {
+
+// For people: where the variant's split kernels fit a sm_120 card (99 KB of
+// shared memory a block), per KV dtype: "yes", "H <= 16 only" (the 16-row
+// head tile fits, the 32-row one does not) or "no".
+Line sm120_summary(const VariantReport& report) {
+  Line out = Line::object();
+  for (const char* dtype : {"bf16", "fp8"}) {
+    bool any = false, fits16 = false, fits32 = false;
+    for (const KernelResources& k : report.kernels) {
+      if (k.dtype != dtype || !k.fits_sm120) continue;
+      any = true;
+      (k.block_h <= 16 ? fits16 : fits32) = *k.fits_sm120;
+    }
+    if (any) out[dtype] = fits16 && fits32 ? "yes" : fits16 ? "H <= 16 only" : fits32 ? "H > 16 only" : "no";
+  }
+  return out;
+}
+
+}  // namespace
+
+Line variant_line(const Dialect& dialect, const PlanVariant& variant, const VariantReport& report) {
+  const bool v2 = dialect.version == 2;
   Line line;
   line["kind"] = "variant";
   line["variant"] = variant.name;
@@ -105,10 +147,17 @@ Line variant_line(const PlanVariant& variant, const VariantReport& report) {
   line["status"] = report.feasible ? "ok" : "infeasible";
   if (!report.feasible) line["reason"] = report.reason.empty() ? "the backend gave no reason" : report.reason;
   line["ignored_params"] = report.ignored_params;
+  if (v2) {
+    Line resources = Line::object();
+    const Line sm120 = sm120_summary(report);
+    if (!sm120.empty()) resources["fits_sm120"] = sm120;
+    line["resources"] = resources;
+  }
   Line kernels = Line::array();
   for (const KernelResources& k : report.kernels) {
     Line r;
     r["kernel"] = k.kernel;
+    if (v2 && !k.dtype.empty()) r["dtype"] = k.dtype;
     r["block_h"] = std::max(0, k.block_h);
     r["threads_per_block"] = std::max(0, k.threads_per_block);
     r["registers_per_thread"] = std::max(0, k.registers_per_thread);
@@ -116,13 +165,39 @@ Line variant_line(const PlanVariant& variant, const VariantReport& report) {
     r["dynamic_smem_bytes"] = std::max(0, k.dynamic_smem_bytes);
     r["local_bytes_per_thread"] = std::max(0, k.local_bytes_per_thread);
     r["max_blocks_per_sm"] = std::max(0, k.max_blocks_per_sm);
+    if (v2 && k.fits_sm120) r["fits_sm120"] = *k.fits_sm120;
     kernels.push_back(r);
   }
   line["kernels"] = kernels;
   return line;
 }
 
-Line check_line(const std::string& variant, const std::string& point, const CheckReport& report) {
+namespace {
+
+Line launch_json(const LaunchReport& l) {
+  Line launch;
+  if (l.feasible) {
+    launch["block_h"] = l.split.block_h;
+    launch["head_groups"] = l.split.head_groups;
+    launch["tiles"] = l.split.tiles;
+    launch["nsplit"] = l.split.nsplit;
+    launch["ctas"] = l.split.ctas;
+  }
+  launch["target_ctas"] = l.target_ctas;
+  if (l.feasible) {
+    launch["threads_per_block"] = l.threads_per_block;
+    launch["smem_bytes"] = l.smem_bytes;
+    launch["blocks_per_sm"] = l.blocks_per_sm;
+  }
+  return launch;
+}
+
+// JSON has no NaN or infinity: null says "not a number".
+Line finite_or_null(double x) { return std::isfinite(x) ? Line(x) : Line(nullptr); }
+
+}  // namespace
+
+Line check_line(const Dialect& dialect, const std::string& variant, const std::string& point, const CheckReport& report) {
   Line line;
   line["kind"] = "check";
   line["variant"] = variant;
@@ -130,56 +205,75 @@ Line check_line(const std::string& variant, const std::string& point, const Chec
   line["status"] = report.status;
   if (!report.reason.empty() || report.status != "ok")
     line["reason"] = report.reason.empty() ? "the backend gave no reason" : report.reason;
+  if (dialect.version == 2) {
+    // The errors measured and the bound each was held to, by the same names.
+    if (report.comparison) {
+      const Comparison& c = *report.comparison;
+      line["errors"] = {{"rel_l2_o", finite_or_null(c.rel_l2_o)},
+                        {"max_abs_lse", finite_or_null(c.max_abs_lse)},
+                        {"nonfinite", c.nonfinite},
+                        {"masked_rows_wrong", c.masked_rows_wrong}};
+    }
+    if (report.tolerance)
+      line["tolerance"] = {{"rel_l2_o", report.tolerance->max_rel_l2_o},
+                           {"max_abs_lse", report.tolerance->max_abs_lse},
+                           {"nonfinite", 0},
+                           {"masked_rows_wrong", 0}};
+    Line detail = Line::object();
+    if (report.launch) detail["launch"] = launch_json(*report.launch);
+    if (report.working_set_bytes) detail["working_set_bytes"] = *report.working_set_bytes;
+    if (report.input_sets) detail["input_sets"] = *report.input_sets;
+    if (!detail.empty()) line["detail"] = detail;
+    return line;
+  }
   if (report.comparison) {
     const Comparison& c = *report.comparison;
-    // JSON has no NaN or infinity: null says "not a number".
-    line["rel_l2_o"] = std::isfinite(c.rel_l2_o) ? Line(c.rel_l2_o) : Line(nullptr);
-    line["max_abs_lse"] = std::isfinite(c.max_abs_lse) ? Line(c.max_abs_lse) : Line(nullptr);
+    line["rel_l2_o"] = finite_or_null(c.rel_l2_o);
+    line["max_abs_lse"] = finite_or_null(c.max_abs_lse);
     line["nonfinite"] = c.nonfinite;
   }
   if (report.tolerance)
     line["tolerance"] = {{"max_rel_l2_o", report.tolerance->max_rel_l2_o}, {"max_abs_lse", report.tolerance->max_abs_lse}};
-  if (report.launch) {
-    const LaunchReport& l = *report.launch;
-    Line launch;
-    if (l.feasible) {
-      launch["block_h"] = l.split.block_h;
-      launch["head_groups"] = l.split.head_groups;
-      launch["tiles"] = l.split.tiles;
-      launch["nsplit"] = l.split.nsplit;
-      launch["ctas"] = l.split.ctas;
-    }
-    launch["target_ctas"] = l.target_ctas;
-    if (l.feasible) {
-      launch["threads_per_block"] = l.threads_per_block;
-      launch["smem_bytes"] = l.smem_bytes;
-      launch["blocks_per_sm"] = l.blocks_per_sm;
-    }
-    line["launch"] = launch;
-  }
+  if (report.launch) line["launch"] = launch_json(*report.launch);
   if (report.working_set_bytes) line["working_set_bytes"] = *report.working_set_bytes;
   if (report.input_sets) line["input_sets"] = *report.input_sets;
   return line;
 }
 
-Line trial_line(const std::string& variant, const std::string& point, long long trial, const Point& shape,
-                const TrialTiming& timing) {
+Line trial_line(const Dialect& dialect, const std::string& variant, const std::string& point, long long trial,
+                const Point& shape, const TrialTiming& timing) {
   const double time_us = timing.time_us();
   const double seconds = time_us * 1e-6;
+  const auto metric = [&](const std::string& name) {
+    if (name == "time_us") return time_us;
+    if (name == "tokens_per_s") return shape.batch / seconds;
+    if (name == "bytes_per_s") return bytes_per_step(shape) / seconds;
+    return flops_per_step(shape) / seconds;  // flops_per_s
+  };
+  const bool clock_known = timing.sm_clock_mhz.has_value() && std::isfinite(*timing.sm_clock_mhz);
+  const bool throttled = clock_known && timing.default_clock_mhz.has_value() && *timing.default_clock_mhz > 0 &&
+                         *timing.sm_clock_mhz < 0.75 * *timing.default_clock_mhz;
   Line line;
   line["kind"] = "trial";
   line["variant"] = variant;
   line["point"] = point;
   line["trial"] = trial;
+  if (dialect.version == 2) {
+    Line metrics = Line::object();
+    for (const std::string& name : dialect.trial_metrics) metrics[name] = metric(name);
+    line["metrics"] = metrics;
+    line["steps"] = timing.steps;
+    line["clock_mhz"] = clock_known ? Line(*timing.sm_clock_mhz) : Line(nullptr);
+    line["throttled"] = throttled;
+    return line;
+  }
   line["time_us"] = time_us;
   line["steps"] = timing.steps;
-  line["tokens_per_s"] = shape.batch / seconds;
-  line["bytes_per_s"] = bytes_per_step(shape) / seconds;
-  line["flops_per_s"] = flops_per_step(shape) / seconds;
-  const bool clock_known = timing.sm_clock_mhz.has_value() && std::isfinite(*timing.sm_clock_mhz);
+  line["tokens_per_s"] = metric("tokens_per_s");
+  line["bytes_per_s"] = metric("bytes_per_s");
+  line["flops_per_s"] = metric("flops_per_s");
   line["sm_clock_mhz"] = clock_known ? Line(*timing.sm_clock_mhz) : Line(nullptr);
-  line["throttled"] = clock_known && timing.default_clock_mhz.has_value() && *timing.default_clock_mhz > 0 &&
-                      *timing.sm_clock_mhz < 0.75 * *timing.default_clock_mhz;
+  line["throttled"] = throttled;
   return line;
 }
 

@@ -1,10 +1,13 @@
 // The bench's output: one JSON object per line on stdout, each kind as
-// schemas/bench/<kind>.schema.json defines it. Nothing else goes to stdout.
+// schemas/bench/<kind>.schema.json (version 1) or schemas/bench/v2/<kind>.
+// schema.json (version 2) defines it, in the version the plan spoke. Nothing
+// else goes to stdout.
 #pragma once
 
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -45,9 +48,18 @@ struct BuildInfo {
   std::string binary_hash;    // "fnv1a64:<hex>", empty when unreadable
 };
 
-Line header_line(const DeviceInfo& device, const std::string& backend_reason, const BuildInfo& build,
-                 std::uint64_t seed);
-Line variant_line(const PlanVariant& variant, const VariantReport& report);
+// Which protocol the lines are written in: the plan's schema_version and,
+// for version 2, the metrics a trial carries (the declared ones mla_bench
+// computes, in plan order; the judged one among them).
+struct Dialect {
+  int version = 1;
+  std::vector<std::string> trial_metrics;
+  static Dialect of(const Plan& plan);
+};
+
+Line header_line(const Dialect& dialect, const DeviceInfo& device, const std::string& backend_reason,
+                 const BuildInfo& build, std::uint64_t seed);
+Line variant_line(const Dialect& dialect, const PlanVariant& variant, const VariantReport& report);
 Line params_json(const VariantParams& params);
 
 struct CheckReport {
@@ -59,10 +71,10 @@ struct CheckReport {
   std::optional<double> working_set_bytes;
   std::optional<int> input_sets;
 };
-Line check_line(const std::string& variant, const std::string& point, const CheckReport& report);
+Line check_line(const Dialect& dialect, const std::string& variant, const std::string& point, const CheckReport& report);
 
-Line trial_line(const std::string& variant, const std::string& point, long long trial, const Point& shape,
-                const TrialTiming& timing);
+Line trial_line(const Dialect& dialect, const std::string& variant, const std::string& point, long long trial,
+                const Point& shape, const TrialTiming& timing);
 Line skipped_line(const std::string& variant, const std::string& point, const std::string& status,
                   const std::string& reason);
 Line footer_line(long long trials, double wall_s);

@@ -26,23 +26,34 @@ namespace {
 constexpr int kExitBadInput = 2;  // a bad plan or request: the caller's mistake
 constexpr int kExitFailed = 1;    // the device or the backend failed
 
-const char* const kHelp = R"(mla_bench: times the sparse MLA decode kernels, speaking perfwatch's bench protocol.
+const char* const kHelp = R"(mla_bench: times the sparse MLA decode kernels, speaking perfwatch's bench protocol
+(version 1, schemas/bench/, or version 2, schemas/bench/v2/: the plan's schema_version picks;
+every line of the run is written in that version).
 
 usage: mla_bench < requests        (also: --help, --version)
 
-stdin, one JSON object per line (schemas/bench/):
-  line 1     a plan: {"kind":"plan","schema_version":1,"backend":"auto|cpu|cuda","seed":N,
+stdin, one JSON object per line:
+  line 1     a plan, version 1: {"kind":"plan","schema_version":1,"backend":"auto|cpu|cuda","seed":N,
              "variants":[{"name":..,"params":{"block_t","num_warps","num_stages","target_ctas"}}],
              "points":[{"id":..,"batch","heads","topk","dtype"}], "check":{..}, "timing":{..}}
+             or version 2: {"kind":"plan","schema_version":2,"backend":..,"seed":N,"variants":[..],
+             "points":[{"id":..,"axes":{"batch","heads","topk","dtype"}}],
+             "metrics":[{"name","unit","direction"}],"judged_metric":NAME,
+             "params":{max_rel_l2_o, max_abs_lse, masked_fraction, context_rows, input_sets,
+                       softmax_scale, threads},"timing":{min_trial_ms, warmup_ms}}
+             dtype: "bf16" or "fp8" (FlashMLA's 656-byte rows; "fp8_e4m3" is the same)
   then       measure requests: {"kind":"measure","variant":NAME,"point":ID,"trials":N}
   EOF        ends the run.
 stdout, one JSON object per line, flushed as written:
   header     device, backend and why it was chosen, build id, binary hash, seed
+             (version 2 also: timer, the GPU's uuid)
   variant    one per plan variant: resources per kernel, or infeasible + reason
+             (version 2 also: which kernels fit a sm_120 card's 99 KB of shared memory)
   check      before the first trial of a (variant, point): output vs the float64
              reference on a masked check set (status ok, incorrect or infeasible)
   trial      one timed batch of decode steps (rotating input sets): time_us per step,
-             tokens/s, bytes/s, flop/s, SM clock, throttled; numbered per (variant, point)
+             tokens/s, bytes/s, flop/s (version 2: the declared ones, in "metrics"),
+             SM clock, throttled; numbered per (variant, point)
   skipped    the answer for a pair that is incorrect, infeasible or unknown: no time
   footer     after stdin closes: trials written, wall time
   error      the bench cannot go on (bad plan or request: exit 2; backend failure: exit 1)
@@ -77,7 +88,8 @@ class Bench {
     if (!backend) return exit_code;
 
     const std::uint64_t seed = plan.seed != 0 ? plan.seed : fresh_seed();
-    out_.write(header_line(backend->device(), reason, build_info(), seed));
+    const int version = plan.schema_version;
+    out_.write(header_line(Dialect::of(plan), backend->device(), reason, build_info(), seed));
     Session session(std::move(plan), seed, *backend, out_);
     session.write_variants();
     out_.apply_faults();
@@ -85,7 +97,7 @@ class Bench {
     while (next_line(&text, &line_number)) {
       if (!parse_json(text, line_number, &doc)) return kExitBadInput;
       MeasureRequest request;
-      if (auto error = parse_measure(doc, &request))
+      if (auto error = parse_measure(doc, &request, version))
         return fail(kExitBadInput, "line " + std::to_string(line_number) + ": " + error->where,
                     "line " + std::to_string(line_number) + ": " + error->message);
       try {
@@ -192,7 +204,7 @@ int main(int argc, char** argv) {
     }
     if (std::strcmp(argv[i], "--version") == 0) {
       const BuildInfo build = build_info();
-      std::printf("mla_bench 1 (protocol schema_version 1)\nbuild: %s\nbinary: %s\n", build.id.c_str(),
+      std::printf("mla_bench 2 (protocol schema_version 1 and 2)\nbuild: %s\nbinary: %s\n", build.id.c_str(),
                   build.binary_hash.c_str());
       return 0;
     }

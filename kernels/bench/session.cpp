@@ -18,13 +18,13 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }  // namespace
 
 Session::Session(Plan plan, std::uint64_t seed, Backend& backend, LineWriter& out)
-    : plan_(std::move(plan)), seed_(seed), backend_(backend), out_(out) {}
+    : plan_(std::move(plan)), dialect_(Dialect::of(plan_)), seed_(seed), backend_(backend), out_(out) {}
 
 void Session::write_variants() {
   reports_.clear();
   for (const PlanVariant& variant : plan_.variants) {
     reports_.push_back(backend_.describe(variant.params));
-    out_.write(variant_line(variant, reports_.back()));
+    out_.write(variant_line(dialect_, variant, reports_.back()));
   }
 }
 
@@ -61,7 +61,7 @@ void Session::measure(const MeasureRequest& request) {
   }
   for (int i = 0; i < request.trials; ++i) {
     const TrialTiming timing = backend_.time_trial(variant.params, *workload, plan_.min_trial_ms);
-    out_.write(trial_line(request.variant, request.point, ++pair.trials, workload->point(), timing));
+    out_.write(trial_line(dialect_, request.variant, request.point, ++pair.trials, workload->point(), timing));
   }
 }
 
@@ -94,7 +94,7 @@ void Session::check(int v, int p, Pair& pair) {
       report.input_sets = workload->layout().sets;
     }
   }
-  out_.write(check_line(variant.name, point.id, report));
+  out_.write(check_line(dialect_, variant.name, point.id, report));
   pair.status = report.status;
   pair.reason = report.reason;
 }

@@ -50,6 +50,7 @@ class Session {
   const ReferenceOutputs& reference_for(int point, const Workload& workload);
 
   Plan plan_;
+  Dialect dialect_;
   std::uint64_t seed_;
   Backend& backend_;
   LineWriter& out_;

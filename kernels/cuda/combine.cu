@@ -1,10 +1,11 @@
 // The kernels every variant shares: the combine of split partials, the SM
-// clock probe and the device-side fill of the KV cache.
+// clock probe and the device-side fill of the KV cache (bf16 or fp8 rows).
 #include <cstdint>
 
 #include "kernel_table.h"
 #include "launch_plan.h"
 #include "mla/inputs.h"
+#include "mla/kv_cache.h"
 
 namespace mla::cuda {
 namespace {
@@ -127,6 +128,55 @@ __global__ void __launch_bounds__(256) fill_kv_kernel(std::uint16_t* kv, long lo
   }
 }
 
+// fp8 rows (mla/kv_cache.h): one thread a (row, part); parts 0..3 quantise
+// latent block `part` (its largest magnitude first, then 16 bytes at a time,
+// as kv_fp8_block does it, so the bytes equal the host's) and write its
+// scale; part 4 copies the rope values.
+__global__ void __launch_bounds__(256) fill_kv_fp8_kernel(std::uint8_t* kv, long long rows, std::uint64_t seed) {
+  constexpr int kParts = kFp8Blocks + 1;
+  const long long items = rows * kParts;
+  for (long long it = blockIdx.x * 256ll + threadIdx.x; it < items; it += static_cast<long long>(gridDim.x) * 256) {
+    const long long row = it / kParts;
+    const int part = static_cast<int>(it % kParts);
+    std::uint8_t* const dst = kv + row * kFp8RowBytes;
+    if (part == kFp8Blocks) {
+#pragma unroll 1
+      for (int piece = 0; piece < 2 * kDimRope / 16; ++piece) {
+        std::uint32_t w[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const int d = kDimLatent + piece * 8 + 2 * j;
+          w[j] = static_cast<std::uint32_t>(kv_element(seed, row, d)) |
+                 (static_cast<std::uint32_t>(kv_element(seed, row, d + 1)) << 16);
+        }
+        *reinterpret_cast<uint4*>(dst + kFp8RopeOffset + piece * 16) = make_uint4(w[0], w[1], w[2], w[3]);
+      }
+      continue;
+    }
+    const int col0 = part * kFp8BlockValues;
+    float amax = 0.0f;
+#pragma unroll 4
+    for (int i = 0; i < kFp8BlockValues; ++i) amax = fmaxf(amax, fabsf(bf16_bits_to_float(kv_element(seed, row, col0 + i))));
+    const float scale = fp8_block_scale(amax);
+#pragma unroll 1
+    for (int piece = 0; piece < kFp8BlockValues / 16; ++piece) {
+      std::uint32_t w[4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        std::uint32_t word = 0;
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          const float v = bf16_bits_to_float(kv_element(seed, row, col0 + piece * 16 + 4 * j + k));
+          word |= static_cast<std::uint32_t>(float_to_e4m3(v / scale)) << (8 * k);
+        }
+        w[j] = word;
+      }
+      *reinterpret_cast<uint4*>(dst + col0 + piece * 16) = make_uint4(w[0], w[1], w[2], w[3]);
+    }
+    *reinterpret_cast<float*>(dst + kFp8ScaleOffset + 4 * part) = scale;
+  }
+}
+
 }  // namespace
 
 const void* combine_kernel(int groups) {
@@ -156,10 +206,18 @@ void launch_timestamps(unsigned long long* out, int multiprocessors, cudaStream_
   timestamps_kernel<<<static_cast<unsigned>(multiprocessors), 1, 0, stream>>>(out);
 }
 
-void launch_fill_kv(std::uint16_t* kv, long long rows, std::uint64_t seed, cudaStream_t stream) {
+void launch_fill_kv(void* kv, long long rows, KvDtype dtype, std::uint64_t seed, cudaStream_t stream) {
+  if (dtype == KvDtype::kFp8E4m3) {
+    const long long items = rows * (kFp8Blocks + 1);
+    const long long blocks = (items + 255) / 256;
+    fill_kv_fp8_kernel<<<static_cast<unsigned>(blocks < 65536 ? blocks : 65536), 256, 0, stream>>>(
+        static_cast<std::uint8_t*>(kv), rows, seed);
+    return;
+  }
   const long long pieces = rows * (kDimQK / 8);
   const long long blocks = (pieces + 255) / 256;
-  fill_kv_kernel<<<static_cast<unsigned>(blocks < 65536 ? blocks : 65536), 256, 0, stream>>>(kv, rows, seed);
+  fill_kv_kernel<<<static_cast<unsigned>(blocks < 65536 ? blocks : 65536), 256, 0, stream>>>(
+      static_cast<std::uint16_t*>(kv), rows, seed);
 }
 
 }  // namespace mla::cuda

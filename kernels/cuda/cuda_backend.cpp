@@ -36,6 +36,19 @@ constexpr int kMaxStepsPerGraph = 8192;
 
 std::string version_string(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
 
+// "GPU-8-4-4-4-12 hex digits", as nvidia-smi -L prints the device's UUID.
+std::string uuid_string(const cudaUUID_t& uuid) {
+  static const char* const kHex = "0123456789abcdef";
+  std::string out = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+    const auto byte = static_cast<unsigned char>(uuid.bytes[i]);
+    out += kHex[byte >> 4];
+    out += kHex[byte & 15];
+  }
+  return out;
+}
+
 struct GraphKey {
   int block_t, num_warps, num_stages, target_ctas;
   double min_trial_ms;
@@ -79,7 +92,7 @@ class CudaWorkload final : public Workload {
   HostInputs check_;
   double working_set_ = 0;
   float scale_ = 0;
-  DeviceBuffer<std::uint16_t> kv_;
+  DeviceBuffer<std::uint8_t> kv_;          // rows of kv_row_bytes(point.dtype)
   DeviceBuffer<std::uint16_t> q_;          // [sets + 1][B, H, 576]
   DeviceBuffer<std::int32_t> indices_;     // [sets + 1][B, topk]
   DeviceBuffer<std::uint16_t> o_;
@@ -116,13 +129,15 @@ class CudaBackend final : public Backend {
     MLA_CUDA_CHECK(cudaFuncGetAttributes(&fa, combine_kernel(1)));
     // Raise the dynamic shared-memory limit of every kernel that fits, once.
     for (const KernelShape& base : compiled_shapes())
-      for (int bh : kBlockHs) {
-        KernelShape k = base;
-        k.block_h = bh;
-        if (!check_fit(k, limits_).fits) continue;
-        MLA_CUDA_CHECK(cudaFuncSetAttribute(ops(k).kernel(bh), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            smem_layout(k).total));
-      }
+      for (KvDtype dtype : kDtypes)
+        for (int bh : kBlockHs) {
+          KernelShape k = base;
+          k.block_h = bh;
+          k.dtype = dtype;
+          if (!check_fit(k, limits_).fits) continue;
+          MLA_CUDA_CHECK(cudaFuncSetAttribute(ops(k).kernel(bh), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              smem_layout(k).total));
+        }
   }
 
   DeviceInfo device() const override {
@@ -140,6 +155,7 @@ class CudaBackend final : public Backend {
     d.mem_bus_width_bits = bus_width_;
     d.driver_version = driver_;
     d.runtime_version = runtime_;
+    d.uuid = uuid_string(prop_.uuid);
     char bus[32] = {};
     cudaDeviceGetPCIBusId(bus, sizeof(bus), device_);
     d.extra = {
@@ -163,16 +179,22 @@ class CudaBackend final : public Backend {
       r.reason = not_compiled(v);
       return r;
     }
+    // Every kernel of the variant: both dtypes, both head-tile heights. The
+    // variant is feasible when one of them fits (the point's dtype and heads
+    // pick the kernel; plan_launch refuses a point whose kernel does not fit).
     std::string reasons;
     bool any_fits = false;
+    for (KvDtype dtype : kDtypes)
     for (int bh : kBlockHs) {
-      const KernelShape k{v.block_t, v.num_warps, v.num_stages, bh};
+      const KernelShape k{v.block_t, v.num_warps, v.num_stages, bh, dtype};
       const Fit fit = check_fit(k, limits_);
       cudaFuncAttributes fa{};
       const void* fn = ops(k).kernel(bh);
       MLA_CUDA_CHECK(cudaFuncGetAttributes(&fa, fn));
       KernelResources res;
       res.kernel = kernel_name(k);
+      res.dtype = to_string(dtype);
+      res.fits_sm120 = fits_sm120(k);
       res.block_h = bh;
       res.threads_per_block = 32 * v.num_warps;
       res.registers_per_thread = fa.numRegs;
@@ -192,9 +214,14 @@ class CudaBackend final : public Backend {
       const void* fn = combine_kernel(groups);
       MLA_CUDA_CHECK(cudaFuncGetAttributes(&fa, fn));
       const int threads = groups * kCombineColumnThreads;
-      r.kernels.push_back({"combine<g" + std::to_string(groups) + ">", 0, threads, fa.numRegs,
-                           static_cast<int>(fa.sharedSizeBytes), 0, static_cast<int>(fa.localSizeBytes),
-                           occupancy(fn, threads, 0)});
+      KernelResources res;
+      res.kernel = "combine<g" + std::to_string(groups) + ">";
+      res.threads_per_block = threads;
+      res.registers_per_thread = fa.numRegs;
+      res.static_smem_bytes = static_cast<int>(fa.sharedSizeBytes);
+      res.local_bytes_per_thread = static_cast<int>(fa.localSizeBytes);
+      res.max_blocks_per_sm = occupancy(fn, threads, 0);
+      r.kernels.push_back(res);
     }
     r.feasible = any_fits;
     if (!any_fits) r.reason = reasons;
@@ -213,11 +240,6 @@ class CudaBackend final : public Backend {
     r.target_ctas = resolve_target_ctas(v.target_ctas, limits_.multiprocessors);
     r.threads_per_block = ls.split_threads;
     r.smem_bytes = ls.split_smem;
-    if (p.dtype != KvDtype::kBf16) {
-      r.feasible = false;
-      r.reason = std::string("the CUDA backend has no ") + to_string(p.dtype) + " KV cache yet (bf16 only)";
-      return r;
-    }
     const Fit fit = check_fit(ls.kernel, limits_);
     if (!fit.fits) {
       r.feasible = false;
@@ -256,7 +278,7 @@ class CudaBackend final : public Backend {
     layout.context_rows = spec.context_rows > 0 ? spec.context_rows : std::max(4 * p.topk, 4096);
     layout.sets = input_sets_for(p, l2_bytes_, spec.sets);
 
-    const double row_bytes = kDimQK * 2.0;
+    const double row_bytes = kv_row_bytes(p.dtype);
     auto device_bytes = [&](int sets) {
       const double sets1 = sets + 1.0;
       return sets1 * p.batch * layout.context_rows * row_bytes + sets1 * p.batch * p.heads * kDimQK * 2.0 +
@@ -279,14 +301,15 @@ class CudaBackend final : public Backend {
     HostInputs check = make_inputs(p, layout, spec.seed, layout.check_set(), spec.check_masked_fraction, spec.softmax_scale);
     auto w = std::make_unique<CudaWorkload>(p, layout, check, layout.sets * bytes_per_step(p), spec.softmax_scale);
     const int all_sets = layout.sets + 1;
-    w->kv_ = DeviceBuffer<std::uint16_t>(static_cast<std::size_t>(layout.total_rows()) * kDimQK);
+    w->kv_ = DeviceBuffer<std::uint8_t>(static_cast<std::size_t>(layout.total_rows()) *
+                                        static_cast<std::size_t>(kv_row_bytes(p.dtype)));
     w->q_ = DeviceBuffer<std::uint16_t>(static_cast<std::size_t>(all_sets * w->q_elems()));
     w->indices_ = DeviceBuffer<std::int32_t>(static_cast<std::size_t>(all_sets * w->index_elems()));
     w->o_ = DeviceBuffer<std::uint16_t>(static_cast<std::size_t>(p.batch) * p.heads * kDimV);
     w->lse_ = DeviceBuffer<float>(static_cast<std::size_t>(p.batch) * p.heads);
     w->stamps_ = DeviceBuffer<unsigned long long>(4);
 
-    launch_fill_kv(w->kv_.get(), layout.total_rows(), spec.seed, stream_.get());
+    launch_fill_kv(w->kv_.get(), layout.total_rows(), p.dtype, spec.seed, stream_.get());
     check_launch("fill_kv launch");
     for (int set = 0; set < all_sets; ++set) {
       const HostInputs in = set == layout.check_set()
@@ -374,7 +397,7 @@ class CudaBackend final : public Backend {
 
   static SplitKernelOps ops(const KernelShape& k) {
     bool ok = false;
-    const SplitKernelOps o = find_split_kernel(k.block_t, k.num_warps, k.num_stages, &ok);
+    const SplitKernelOps o = find_split_kernel(k.dtype, k.block_t, k.num_warps, k.num_stages, &ok);
     if (!ok) throw Error("cuda: " + kernel_name(k) + " is not compiled");
     return o;
   }

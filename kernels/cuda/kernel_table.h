@@ -1,19 +1,22 @@
 // The compiled kernels, as the backend sees them: each (block_t, num_warps,
-// num_stages) variant lives in its own translation unit (variant.cu.in) and
-// hands out its two split kernels (16- and 32-row head tiles) through
-// split_kernel_ops; combine.cu holds the kernels every variant shares.
+// num_stages) variant of each KV dtype lives in its own translation unit
+// (variant.cu.in) and hands out its two split kernels (16- and 32-row head
+// tiles) through split_kernel_ops; combine.cu holds the kernels every
+// variant shares.
 #pragma once
 
 #include <cstdint>
 
 #include <cuda_runtime.h>
 
+#include "mla/problem.h"
+
 namespace mla::cuda {
 
 // Arguments of one split launch (one decode step of one input set).
 struct SplitArgs {
   const std::uint16_t* q = nullptr;         // [B, H, 576] bf16 bits
-  const std::uint16_t* kv = nullptr;        // [N, 576] bf16 bits
+  const void* kv = nullptr;                 // N rows of kv_row_bytes(dtype): [N, 576] bf16 bits, or 656-byte fp8 rows
   const std::int32_t* indices = nullptr;    // [B, topk]
   std::uint16_t* o = nullptr;               // [B, H, 512] bf16 bits, written when nsplit == 1
   float* lse = nullptr;                     // [B, H] natural log, written when nsplit == 1
@@ -42,12 +45,12 @@ struct SplitKernelOps {
 };
 
 // Defined only in the variant's own translation unit.
-template <int BlockT, int NumWarps, int NumStages>
+template <int BlockT, int NumWarps, int NumStages, KvDtype Dtype>
 SplitKernelOps split_kernel_ops();
 
 // Nullptr-free lookup over the compiled variants; ok = false when
 // (block_t, num_warps, num_stages) is not one of them.
-SplitKernelOps find_split_kernel(int block_t, int num_warps, int num_stages, bool* ok);
+SplitKernelOps find_split_kernel(KvDtype dtype, int block_t, int num_warps, int num_stages, bool* ok);
 
 // The combine kernel with `groups` split groups (combine_groups(nsplit)).
 const void* combine_kernel(int groups);
@@ -59,7 +62,9 @@ cudaError_t launch_combine(const CombineArgs& args, unsigned grid, cudaStream_t 
 // block a multiprocessor, so one of them lands on SM 0).
 void launch_timestamps(unsigned long long* out, int multiprocessors, cudaStream_t stream);
 
-// Fills rows [0, rows) of the cache with mla::kv_element(seed, row, col).
-void launch_fill_kv(std::uint16_t* kv, long long rows, std::uint64_t seed, cudaStream_t stream);
+// Fills rows [0, rows) of the cache: bf16 rows of mla::kv_element(seed, row,
+// col), or the fp8 rows of mla/kv_cache.h (kv_fp8_row), byte for byte what
+// the host computes.
+void launch_fill_kv(void* kv, long long rows, KvDtype dtype, std::uint64_t seed, cudaStream_t stream);
 
 }  // namespace mla::cuda

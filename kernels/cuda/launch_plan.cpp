@@ -38,13 +38,18 @@ DeviceLimits sm120_limits() {
 }
 
 Fit check_fit(const KernelShape& k, const DeviceLimits& d) {
-  const int need = smem_layout(k).total;
-  if (need <= d.smem_per_block_optin) return {};
-  return {false, "needs " + std::to_string(need) + " bytes of shared memory a block (" +
-                     std::to_string(k.num_stages) + " stages of " + std::to_string(k.block_t) +
-                     " rows of 1168 bytes, plus q, scores and probabilities for " + std::to_string(k.block_h) +
+  const SmemLayout s = smem_layout(k);
+  if (s.total <= d.smem_per_block_optin) return {};
+  const bool fp8 = k.dtype == KvDtype::kFp8E4m3;
+  return {false, "needs " + std::to_string(s.total) + " bytes of shared memory a block (" +
+                     std::to_string(k.num_stages) + " stages of " + std::to_string(k.block_t) + " rows of " +
+                     std::to_string(s.land_row_bytes) + " bytes" +
+                     (fp8 ? ", a dequantised tile of " + std::to_string(k.block_t) + " rows of 1168 bytes" : "") +
+                     ", plus q, scores and probabilities for " + std::to_string(k.block_h) +
                      " heads); the device allows " + std::to_string(d.smem_per_block_optin)};
 }
+
+bool fits_sm120(const KernelShape& k) { return check_fit(k, sm120_limits()).fits; }
 
 int smem_blocks_per_sm(const KernelShape& k, const DeviceLimits& d) {
   if (!check_fit(k, d).fits) return 0;
@@ -63,7 +68,7 @@ LaunchShape launch_shape(const VariantParams& v, const Point& p, int multiproces
                                 ") is not compiled");
   LaunchShape s;
   s.split = plan_split(p, v.block_t, resolve_target_ctas(v.target_ctas, multiprocessors));
-  s.kernel = {v.block_t, v.num_warps, v.num_stages, kernel_block_h(s.split.block_h)};
+  s.kernel = {v.block_t, v.num_warps, v.num_stages, kernel_block_h(s.split.block_h), p.dtype};
   s.split_grid = s.split.ctas;
   s.split_threads = 32 * v.num_warps;
   s.split_smem = smem_layout(s.kernel).total;
@@ -93,7 +98,7 @@ int steps_for(double step_us_estimate, double min_trial_ms, int sets, int max_st
 }
 
 std::string kernel_name(const KernelShape& k) {
-  return "split_kv<bt" + std::to_string(k.block_t) + ",w" + std::to_string(k.num_warps) + ",s" +
+  return std::string(k.dtype == KvDtype::kFp8E4m3 ? "split_kv_fp8" : "split_kv") + "<bt" + std::to_string(k.block_t) + ",w" + std::to_string(k.num_warps) + ",s" +
          std::to_string(k.num_stages) + ",bh" + std::to_string(k.block_h) + ">";
 }
 

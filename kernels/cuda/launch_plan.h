@@ -19,24 +19,28 @@
 namespace mla::cuda {
 
 // One compiled split kernel: a (block_t, num_warps, num_stages) variant at one
-// of the two head-tile heights. block_h here is the kernel's tile height (16
-// or 32 rows of the MMA), not the point's heads per CTA: a point with
-// min(32, H) = 8 heads runs the 16-row kernel with 8 rows masked.
+// of the two head-tile heights, for one KV cache dtype. block_h here is the
+// kernel's tile height (16 or 32 rows of the MMA), not the point's heads per
+// CTA: a point with min(32, H) = 8 heads runs the 16-row kernel with 8 rows
+// masked.
 struct KernelShape {
   int block_t = 32;
   int num_warps = 4;
   int num_stages = 2;
   int block_h = 16;
+  KvDtype dtype = KvDtype::kBf16;
 };
 
 inline constexpr int kBlockTs[] = {16, 32, 64};
 inline constexpr int kNumWarps[] = {4, 8};
 inline constexpr int kNumStages[] = {1, 2, 3};
 inline constexpr int kBlockHs[] = {16, 32};
+inline constexpr KvDtype kDtypes[] = {KvDtype::kBf16, KvDtype::kFp8E4m3};
 
 // True when (block_t, num_warps, num_stages) is one of the compiled variants.
 bool is_compiled(const VariantParams& variant);
-// Every compiled (block_t, num_warps, num_stages), block_h left at 16.
+// Every compiled (block_t, num_warps, num_stages), block_h left at 16 and
+// dtype at bf16 (each is compiled for both dtypes and both tile heights).
 std::vector<KernelShape> compiled_shapes();
 
 // The kernel tile height for a point's heads per CTA (plan_split's block_h).
@@ -56,26 +60,48 @@ MLA_PLAN_HD constexpr TileRange tile_range(int split, int tiles, int nsplit) {
 
 // Shared memory of one CTA, in bytes, region by region (offsets from the
 // dynamic shared memory base; every region starts 16-byte aligned).
+//
+// The gather lands rows as the cache stores them (kv, num_stages stages);
+// the products read a bf16 tile (tile). For bf16 the tile is the landed
+// stage itself; for fp8 the tile is one more buffer that each landed stage's
+// e4m3 values are converted into, exactly (656-byte rows in, 1168-byte rows
+// out); the scales stay in the landed rows and are applied in fp32 to the
+// scores and to the probabilities (four copies of P, one per scale block).
 struct SmemLayout {
-  int kv_row_stride = 0;   // elements: 576 + 8 of padding so ldmatrix rows hit distinct banks
-  int kv_stage = 0;        // one stage: block_t gathered rows
-  int kv = 0;              // offset of the stages (always 0)
+  int kv_row_stride = 0;   // elements of the bf16 tile: 576 + 8 of padding so ldmatrix rows hit distinct banks
+  int land_row_bytes = 0;  // bytes a landed row takes: 1168 (bf16, = the tile's row) or 656 (fp8)
+  int kv_stage = 0;        // bytes of one landing stage: block_t rows
+  int kv = 0;              // offset of the landing stages (always 0)
+  int tile = 0;            // offset of the bf16 tile the products read: kv (bf16; the stage in use) or its own buffer (fp8)
   int idx = 0;             // offset: per stage, block_t row indices (-1 = masked or past topk)
   int q = 0;               // offset: the CTA's q rows, [block_h][kv_row_stride] bf16
   int scores = 0;          // offset: per-warp partial scores, [warps][block_h][block_t + 8] fp32
-  int probs = 0;           // offset: the tile's probabilities, [block_h][block_t + 8] bf16
+  int probs = 0;           // offset: the tile's probabilities, [block_h][block_t + 8] bf16; fp8: one copy
+                           // per latent scale block, each probability times that block's scale of its token
   int stats = 0;           // offset: per row alpha, l and m, 3 x [block_h] fp32
   int total = 0;           // bytes
 };
 
 MLA_PLAN_HD constexpr int align16(int bytes) { return (bytes + 15) / 16 * 16; }
 
-MLA_PLAN_HD constexpr SmemLayout smem_layout(int block_t, int num_warps, int num_stages, int block_h) {
+// Bytes of an fp8 row as it lands in shared memory: the cache's 656 (a
+// multiple of 16, and 16 mod 128, so 8 rows of 16-byte pieces hit distinct banks).
+inline constexpr int kFp8LandRowBytes = kDimLatent + 4 * 4 + 2 * kDimRope;
+
+MLA_PLAN_HD constexpr SmemLayout smem_layout(int block_t, int num_warps, int num_stages, int block_h,
+                                             KvDtype dtype = KvDtype::kBf16) {
   SmemLayout s;
   s.kv_row_stride = kDimQK + 8;
-  s.kv_stage = block_t * s.kv_row_stride * 2;
+  const bool fp8 = dtype == KvDtype::kFp8E4m3;
+  s.land_row_bytes = fp8 ? kFp8LandRowBytes : s.kv_row_stride * 2;
+  s.kv_stage = block_t * s.land_row_bytes;
   s.kv = 0;
+  s.tile = s.kv;
   s.idx = s.kv + num_stages * s.kv_stage;
+  if (fp8) {
+    s.tile = s.idx;
+    s.idx = s.tile + block_t * s.kv_row_stride * 2;
+  }
   const int q_bytes = block_h * s.kv_row_stride * 2;
   const int score_bytes = num_warps * block_h * (block_t + 8) * 4;
   s.q = s.idx + align16(num_stages * block_t * 4);
@@ -88,13 +114,13 @@ MLA_PLAN_HD constexpr SmemLayout smem_layout(int block_t, int num_warps, int num
     s.scores = s.q + align16(q_bytes);
     s.probs = s.scores + align16(score_bytes);
   }
-  s.stats = s.probs + align16(block_h * (block_t + 8) * 2);
+  s.stats = s.probs + align16((fp8 ? kDimLatent / 128 : 1) * block_h * (block_t + 8) * 2);
   s.total = s.stats + align16(3 * block_h * 4);
   return s;
 }
 
 inline SmemLayout smem_layout(const KernelShape& k) {
-  return smem_layout(k.block_t, k.num_warps, k.num_stages, k.block_h);
+  return smem_layout(k.block_t, k.num_warps, k.num_stages, k.block_h, k.dtype);
 }
 
 // What the device offers a CTA.
@@ -117,6 +143,10 @@ struct Fit {
 
 // Whether a kernel's shared memory fits the device's per-block opt-in limit.
 Fit check_fit(const KernelShape& kernel, const DeviceLimits& device);
+
+// Whether it fits the users' sm_120 cards (99 KB a block), as the variant
+// lines report next to what the device in hand allows.
+bool fits_sm120(const KernelShape& kernel);
 
 // CTAs of one kernel that shared memory alone lets one SM hold (the occupancy
 // API has the last word on the device; this is its shared-memory term).
@@ -150,7 +180,8 @@ inline constexpr int kCombineColumnThreads = kDimV / 4;
 inline constexpr int kCombineMaxGroups = 4;
 MLA_PLAN_HD constexpr int combine_groups(int nsplit) { return nsplit > 16 ? kCombineMaxGroups : 1; }
 
-// REQUIRES: is_compiled(variant), point valid, multiprocessors >= 1.
+// REQUIRES: is_compiled(variant), point valid, multiprocessors >= 1. The
+// kernel is the one for the point's dtype.
 LaunchShape launch_shape(const VariantParams& variant, const Point& point, int multiprocessors);
 
 // Input sets that make the timed working set at least twice the L2: each
@@ -162,7 +193,7 @@ int input_sets_for(const Point& point, long long l2_bytes, int requested);
 // step time, a whole number of rotations through `sets`, at most max_steps.
 int steps_for(double step_us_estimate, double min_trial_ms, int sets, int max_steps);
 
-// "split_kv<bt32,w4,s2,bh16>"
+// "split_kv<bt32,w4,s2,bh16>" (bf16), "split_kv_fp8<bt32,w4,s2,bh16>" (fp8).
 std::string kernel_name(const KernelShape& kernel);
 
 }  // namespace mla::cuda

@@ -38,10 +38,10 @@ class PoolMemory {
     if (p == MAP_FAILED) throw std::bad_alloc();
     base_ = p;
     const auto aligned = (reinterpret_cast<std::uintptr_t>(p) + kHuge - 1) & ~static_cast<std::uintptr_t>(kHuge - 1);
-    data_ = reinterpret_cast<std::uint16_t*>(aligned);
+    data_ = reinterpret_cast<std::uint8_t*>(aligned);
     madvise(data_, bytes, MADV_HUGEPAGE);  // advice only: without THP it is plain pages
 #else
-    data_ = new std::uint16_t[bytes / sizeof(std::uint16_t)];
+    data_ = new std::uint8_t[bytes];
 #endif
   }
   ~PoolMemory() {
@@ -53,13 +53,13 @@ class PoolMemory {
   }
   PoolMemory(const PoolMemory&) = delete;
   PoolMemory& operator=(const PoolMemory&) = delete;
-  std::uint16_t* data() const { return data_; }
+  std::uint8_t* data() const { return data_; }
 
  private:
   static constexpr std::size_t kHuge = std::size_t{2} << 20;
   std::size_t bytes_;
   void* base_ = nullptr;
-  std::uint16_t* data_ = nullptr;
+  std::uint8_t* data_ = nullptr;
 };
 
 class CpuWorkload final : public Workload {
@@ -71,7 +71,7 @@ class CpuWorkload final : public Workload {
 
   Point point_;
   CacheLayout layout_;
-  std::unique_ptr<PoolMemory> kv_;  // [total_rows, 576]; only selected rows are ever written or read
+  std::unique_ptr<PoolMemory> kv_;  // total_rows rows of kv_row_bytes(dtype); only selected rows are ever written or read
   std::vector<HostInputs> sets_;         // timing sets, then the check set
   double working_set_bytes_ = 0;
   int next_set_ = 0;                     // the rotation continues from trial to trial
@@ -119,11 +119,6 @@ class CpuBackend final : public Backend {
   LaunchReport plan_launch(const VariantParams& variant, const Point& point) const override {
     LaunchReport launch;
     launch.target_ctas = variant.target_ctas > 0 ? variant.target_ctas : 2 * pool_.size();
-    if (point.dtype != KvDtype::kBf16) {
-      launch.feasible = false;
-      launch.reason = std::string("the CPU backend reads bf16 KV rows only, not ") + to_string(point.dtype);
-      return launch;
-    }
     if (variant.block_t < 1) {
       launch.feasible = false;
       launch.reason = "block_t must be >= 1";
@@ -147,8 +142,6 @@ class CpuBackend final : public Backend {
   std::unique_ptr<CpuWorkload> prepare_inputs(const Point& point, const WorkloadSpec& spec) {
     if (point.batch < 1 || point.heads < 1 || point.topk < 1)
       throw Error("prepare: batch, heads and topk must be >= 1");
-    if (point.dtype != KvDtype::kBf16)
-      throw Error(std::string("prepare: the CPU backend holds bf16 KV rows only, not ") + to_string(point.dtype));
     auto w = std::make_unique<CpuWorkload>();
     w->point_ = point;
     const int context_rows = spec.context_rows > 0 ? spec.context_rows : std::max(4 * point.topk, 4096);
@@ -171,11 +164,11 @@ class CpuBackend final : public Backend {
     if (rows - 1 > std::numeric_limits<std::int32_t>::max())
       throw Error("prepare: " + std::to_string(rows) + " cache rows do not fit int32 indices; lower input_sets or context_rows");
     try {
-      w->kv_ = std::make_unique<PoolMemory>(static_cast<std::size_t>(rows) * kDimQK * sizeof(std::uint16_t));
+      w->kv_ = std::make_unique<PoolMemory>(static_cast<std::size_t>(rows) * static_cast<std::size_t>(kv_row_bytes(point.dtype)));
       w->sets_.resize(static_cast<std::size_t>(sets) + 1);
     } catch (const std::bad_alloc&) {
       throw Error("prepare: cannot allocate the KV cache of " + std::to_string(rows) + " rows (" +
-                  std::to_string(static_cast<double>(rows) * kDimQK * 2 / 1e9) + " GB)");
+                  std::to_string(static_cast<double>(rows) * kv_row_bytes(point.dtype) / 1e9) + " GB)");
     }
 
     pool_.run(sets + 1, [&](std::int64_t set, int) {
@@ -184,11 +177,11 @@ class CpuBackend final : public Backend {
           make_inputs(point, w->layout_, spec.seed, static_cast<int>(set), check ? spec.check_masked_fraction : 0.0,
                       spec.softmax_scale);
     });
-    std::uint16_t* kv = w->kv_->data();
+    std::uint8_t* kv = w->kv_->data();
     const std::uint64_t seed = spec.seed;
     pool_.run(static_cast<std::int64_t>(sets + 1) * point.batch, [&](std::int64_t task, int) {
       const HostInputs& in = w->sets_[static_cast<std::size_t>(task / point.batch)];
-      cpu::generate_kv_rows(seed, in.indices.data() + (task % point.batch) * point.topk, point.topk, kv);
+      cpu::generate_kv_rows(seed, in.indices.data() + (task % point.batch) * point.topk, point.topk, point.dtype, kv);
     });
 
     std::int64_t gathered = 0;

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "mla/inputs.h"
+#include "mla/kv_cache.h"
 #include "cpu_tile.h"
 #include "cpu_tuning.h"
 #include "simd.h"
@@ -80,6 +81,17 @@ MLA_HOT void generate_kv_row(std::uint64_t seed, std::int64_t row, std::uint16_t
   for (int d = 0; d < kDimQK; ++d) dst[d] = kv_element(seed, row, d);
 }
 
+// e4m3 byte -> float for the fp8 gather, built once.
+const float* e4m3_table() {
+  static const struct Table {
+    float value[256];
+    Table() {
+      for (int b = 0; b < 256; ++b) value[b] = e4m3_to_float(static_cast<std::uint8_t>(b));
+    }
+  } table;
+  return table.value;
+}
+
 }  // namespace
 
 void Scratch::reserve(int block_t, int block_h) {
@@ -121,8 +133,8 @@ void split_task(const StepArgs& a, std::int64_t task, Scratch& scratch) {
   TileRange range = split_tiles(plan, split);
   if (a.drop_last_tile && range.last > range.first) --range.last;
   const std::int32_t* idx = a.indices + static_cast<std::int64_t>(b) * p.topk;
-  TileArgs tile{a.kv, nullptr, 0, scratch.q.data(), nh, a.scale, scratch.k.data(), scratch.s.data(), a.block_t,
-                scratch.alpha.data(), scratch.m.data(), scratch.l.data(), scratch.acc.data()};
+  TileArgs tile{a.kv, p.dtype, e4m3_table(), nullptr, 0, scratch.q.data(), nh, a.scale, scratch.k.data(),
+                scratch.s.data(), a.block_t, scratch.alpha.data(), scratch.m.data(), scratch.l.data(), scratch.acc.data()};
   void (*run)(const TileArgs&) = tile_kernel().run;
   for (int t = range.first; t < range.last; ++t) {
     const int first = t * a.block_t;
@@ -154,9 +166,16 @@ void combine_task(const StepArgs& a, std::int64_t task) {
                 a.o + r * kDimV, a.lse + r);
 }
 
-void generate_kv_rows(std::uint64_t seed, const std::int32_t* rows, int count, std::uint16_t* kv) {
-  for (int j = 0; j < count; ++j)
-    if (rows[j] >= 0) generate_kv_row(seed, rows[j], kv + static_cast<std::int64_t>(rows[j]) * kDimQK);
+void generate_kv_rows(std::uint64_t seed, const std::int32_t* rows, int count, KvDtype dtype, std::uint8_t* kv) {
+  const std::int64_t row_bytes = kv_row_bytes(dtype);
+  for (int j = 0; j < count; ++j) {
+    if (rows[j] < 0) continue;
+    std::uint8_t* dst = kv + static_cast<std::int64_t>(rows[j]) * row_bytes;
+    if (dtype == KvDtype::kFp8E4m3)
+      kv_fp8_row(seed, rows[j], dst);
+    else
+      generate_kv_row(seed, rows[j], reinterpret_cast<std::uint16_t*>(dst));
+  }
 }
 
 const char* simd_level() { return tile_kernel().isa; }

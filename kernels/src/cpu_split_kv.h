@@ -2,7 +2,7 @@
 // uses, one task per (batch element, head group, split), then a combine.
 //
 //   split task: for each tile of block_t tokens in the split's tile range,
-//     gather the valid rows (bf16 -> float once, shared by the group's heads),
+//     gather the valid rows (bf16 or fp8 -> float once, shared by the group's heads),
 //     scores = scale * q.k, online softmax (running max m, running sum l,
 //     rescaled accumulator), acc += p.v; write acc (unnormalised), m and l.
 //   combine task: merge a row's nsplit partials into o (bf16, nearest even)
@@ -17,7 +17,7 @@
 namespace mla::cpu {
 
 struct StepArgs {
-  const std::uint16_t* kv = nullptr;       // the cache, [rows, 576] bf16
+  const std::uint8_t* kv = nullptr;        // the cache: rows of kv_row_bytes(point.dtype)
   const std::uint16_t* q = nullptr;        // [B, H, 576] bf16
   const std::int32_t* indices = nullptr;   // [B, topk]
   Point point;
@@ -52,8 +52,8 @@ inline constexpr int kCombineRows = 8;
 std::int64_t combine_tasks(const Point& point);
 void combine_task(const StepArgs& args, std::int64_t task);
 
-// Writes rows[j] of the cache (kv_element of every column) for each j with
-// rows[j] >= 0; kv is the cache's first row.
-void generate_kv_rows(std::uint64_t seed, const std::int32_t* rows, int count, std::uint16_t* kv);
+// Writes rows[j] of the cache for each j with rows[j] >= 0: bf16 rows of
+// kv_element, or the fp8 rows of mla/kv_cache.h; kv is the cache's first row.
+void generate_kv_rows(std::uint64_t seed, const std::int32_t* rows, int count, KvDtype dtype, std::uint8_t* kv);
 
 }  // namespace mla::cpu

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <limits>
 
+#include "mla/kv_cache.h"
 #include "mla/problem.h"
 #include "simd.h"
 
@@ -27,7 +28,9 @@
 namespace mla::cpu {
 
 struct TileArgs {
-  const std::uint16_t* kv;   // the cache's first row
+  const std::uint8_t* kv;    // the cache's first row (rows of kv_row_bytes(dtype))
+  KvDtype dtype;
+  const float* e4m3;         // fp8: e4m3 byte -> float, 256 entries
   const std::int32_t* idx;   // the tile's indices (-1 = masked)
   int count;                 // tokens in the tile (< block_t for the last one)
   const float* q;            // [nh, 576] the group's q as float
@@ -136,19 +139,41 @@ MLA_INLINE void pv(const float* s, int ss, const float* alpha, int nh, const flo
     for (int d = 0; d < kDimV; d += kChunk) pv_block<L, 1, PD>(s + h * ss, ss, alpha + h, k + d, n, acc + h * kDimV + d);
 }
 
-// One tile: gather its valid rows (bf16 -> float once, shared by the group's
-// heads), then the online-softmax update of every head.
+// One fp8 row (mla/kv_cache.h) as float: latent = e4m3 * its block's scale
+// (one float multiply, as dequantize_fp8_row<float>), rope = bf16.
+MLA_INLINE void gather_fp8_row(const std::uint8_t* __restrict src, const float* __restrict e4m3, float* __restrict dst) {
+  for (int blk = 0; blk < kFp8Blocks; ++blk) {
+    float scale;
+    std::memcpy(&scale, src + kFp8ScaleOffset + 4 * blk, sizeof scale);
+    for (int i = 0; i < kFp8BlockValues; ++i)
+      dst[blk * kFp8BlockValues + i] = e4m3[src[blk * kFp8BlockValues + i]] * scale;
+  }
+  for (int d = 0; d < kDimRope; ++d) {
+    const std::uint32_t bits = static_cast<std::uint32_t>(src[kFp8RopeOffset + 2 * d] |
+                                                          (src[kFp8RopeOffset + 2 * d + 1] << 8)) << 16;
+    std::memcpy(dst + kDimLatent + d, &bits, sizeof bits);
+  }
+}
+
+// One tile: gather its valid rows (bf16 or fp8 -> float once, shared by the
+// group's heads), then the online-softmax update of every head.
 template <int L, int SH, int SJ, int PH, int PD>
 MLA_INLINE void tile_update_impl(const TileArgs& t) {
   static_assert(kDimQK % L == 0, "vectors must tile a row");
+  const std::int64_t row_bytes = kv_row_bytes(t.dtype);
   int n = 0;
   for (int j = 0; j < t.count; ++j) {
     if (t.idx[j] < 0) continue;  // masked: skipped, not gathered
-    const std::uint16_t* __restrict src = t.kv + static_cast<std::int64_t>(t.idx[j]) * kDimQK;
+    const std::uint8_t* __restrict row = t.kv + static_cast<std::int64_t>(t.idx[j]) * row_bytes;
     float* __restrict dst = t.k + static_cast<std::int64_t>(n) * kDimQK;
-    for (int d = 0; d < kDimQK; ++d) {
-      const std::uint32_t bits = static_cast<std::uint32_t>(src[d]) << 16;
-      std::memcpy(dst + d, &bits, sizeof bits);
+    if (t.dtype == KvDtype::kFp8E4m3) {
+      gather_fp8_row(row, t.e4m3, dst);
+    } else {
+      const std::uint16_t* __restrict src = reinterpret_cast<const std::uint16_t*>(row);
+      for (int d = 0; d < kDimQK; ++d) {
+        const std::uint32_t bits = static_cast<std::uint32_t>(src[d]) << 16;
+        std::memcpy(dst + d, &bits, sizeof bits);
+      }
     }
     ++n;
   }

@@ -7,7 +7,7 @@ namespace mla {
 const char* to_string(KvDtype dtype) {
   switch (dtype) {
     case KvDtype::kBf16: return "bf16";
-    case KvDtype::kFp8E4m3: return "fp8_e4m3";
+    case KvDtype::kFp8E4m3: return "fp8";
   }
   return "unknown";
 }
@@ -17,7 +17,7 @@ bool parse_kv_dtype(const std::string& text, KvDtype* out) {
     *out = KvDtype::kBf16;
     return true;
   }
-  if (text == "fp8_e4m3") {
+  if (text == "fp8" || text == "fp8_e4m3") {
     *out = KvDtype::kFp8E4m3;
     return true;
   }
@@ -47,8 +47,8 @@ TileRange split_tiles(const SplitPlan& plan, int split) {
 int kv_row_bytes(KvDtype dtype) {
   switch (dtype) {
     case KvDtype::kBf16: return kDimQK * 2;
-    // One e4m3 byte per element plus the row's fp32 dequantisation scale.
-    case KvDtype::kFp8E4m3: return kDimQK + 4;
+    // FlashMLA's row: 512 e4m3 bytes, 4 fp32 scales, 64 bf16 rope values.
+    case KvDtype::kFp8E4m3: return kDimLatent + 4 * 4 + kDimRope * 2;
   }
   return kDimQK * 2;
 }

@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 
+#include "mla/kv_cache.h"
 #include "simd.h"
 #include "thread_pool.h"
 
@@ -82,11 +83,19 @@ MLA_HOT void reference_heads(const HostInputs& inputs, int b, int h_begin, int h
   if (rows.empty()) return;  // o stays 0, lse -inf
   const std::size_t n = rows.size();
 
-  // The rows, regenerated from the seed: the reference never reads a backend's cache.
+  // The rows, regenerated from the seed: the reference never reads a backend's
+  // cache. An fp8 cache's rows are quantised the way the backends store them
+  // and dequantised exactly (e4m3 * scale in double).
   std::vector<double> kv(n * kDimQK);
+  std::uint8_t fp8_row[kFp8RowBytes];
   for (std::size_t j = 0; j < n; ++j) {
     double* __restrict dst = &kv[j * kDimQK];
-    for (int d = 0; d < kDimQK; ++d) dst[d] = bf16_bits_to_float(kv_element(inputs.seed, rows[j], d));
+    if (p.dtype == KvDtype::kFp8E4m3) {
+      kv_fp8_row(inputs.seed, rows[j], fp8_row);
+      dequantize_fp8_row(fp8_row, dst);
+    } else {
+      for (int d = 0; d < kDimQK; ++d) dst[d] = bf16_bits_to_float(kv_element(inputs.seed, rows[j], d));
+    }
   }
 
   const int nh = h_end - h_begin;

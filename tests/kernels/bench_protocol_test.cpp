@@ -80,19 +80,21 @@ BenchRun run_bench(const std::string& input, const std::string& fault = "", cons
   return run;
 }
 
-// Parses every line and validates it against its kind's schema.
-std::vector<json> validated(const BenchRun& run) {
+// Parses every line and validates it against its kind's schema of protocol
+// `version` (schemas/bench/ or schemas/bench/v2/).
+std::vector<json> validated(const BenchRun& run, int version = 1) {
   static std::map<std::string, perfwatch::schemas::Schema> schemas;
+  const std::string folder = version == 2 ? "bench/v2/" : "bench/";
   std::vector<json> docs;
   for (std::size_t i = 0; i < run.lines.size(); ++i) {
     const std::string where = "stdout line " + std::to_string(i + 1);
     json doc = json::parse(run.lines[i], nullptr, false);
     EXPECT_FALSE(doc.is_discarded()) << where << " is not JSON: " << run.lines[i];
     if (doc.is_discarded()) continue;
-    const std::string kind = doc.value("kind", "");
+    const std::string kind = folder + doc.value("kind", "");
     auto it = schemas.find(kind);
     if (it == schemas.end()) {
-      auto schema = perfwatch::schemas::Schema::load("bench/" + kind + ".schema.json");
+      auto schema = perfwatch::schemas::Schema::load(kind + ".schema.json");
       EXPECT_TRUE(schema.has_value()) << where << ": no schema for kind \"" << kind << "\"";
       if (!schema) continue;
       it = schemas.emplace(kind, std::move(*schema)).first;
@@ -234,16 +236,17 @@ TEST(BenchProtocol, CheckLineReportsTheLaunchAndWorkingSet) {
 
 TEST(BenchProtocol, AnInfeasiblePairIsCheckedOnceThenSkipped) {
   json plan = small_plan();
-  // The CPU backend holds bf16 rows only.
-  plan["points"].push_back({{"id", "fp8"}, {"batch", 1}, {"heads", 16}, {"topk", 64}, {"dtype", "fp8_e4m3"}});
-  const BenchRun run = run_bench(plan.dump() + "\n" + measure("bt32", "fp8", 2) + measure("bt32", "fp8", 1) +
+  // 3 x 4096 regions of 4 x 2^20 rows: more cache rows than int32 indices reach.
+  plan["points"].push_back({{"id", "huge"}, {"batch", 4096}, {"heads", 1}, {"topk", 1048576}});
+  plan["timing"].erase("input_sets");
+  const BenchRun run = run_bench(plan.dump() + "\n" + measure("bt32", "huge", 2) + measure("bt32", "huge", 1) +
                                  measure("bt32", "b1", 1));
   ASSERT_EQ(run.exit_code, 0) << run.stderr_text;
   const std::vector<json> docs = validated(run);
   ASSERT_EQ(docs.size(), 9u);  // header, 2 variants, check, skipped, skipped, check, trial, footer
   EXPECT_EQ(docs[3]["kind"], "check");
   EXPECT_EQ(docs[3]["status"], "infeasible");
-  EXPECT_NE(docs[3]["reason"].get<std::string>().find("bf16"), std::string::npos);
+  EXPECT_NE(docs[3]["reason"].get<std::string>().find("int32"), std::string::npos) << docs[3].dump();
   EXPECT_EQ(docs[4]["kind"], "skipped");
   EXPECT_EQ(docs[4]["status"], "infeasible");
   EXPECT_EQ(docs[5]["kind"], "skipped");
@@ -417,10 +420,228 @@ TEST(BenchProtocol, HelpAndVersion) {
   for (const auto& line : help.lines) text += line + "\n";
   EXPECT_NE(text.find("MLA_BENCH_FAULT"), std::string::npos);
   EXPECT_NE(text.find("measure"), std::string::npos);
+  EXPECT_NE(text.find("schema_version\":2"), std::string::npos);
   const BenchRun version = run_bench("", "", "--version");
   EXPECT_EQ(version.exit_code, 0);
   ASSERT_FALSE(version.lines.empty());
-  EXPECT_EQ(version.lines[0].rfind("mla_bench 1", 0), 0u);
+  EXPECT_EQ(version.lines[0].rfind("mla_bench 2 (protocol schema_version 1 and 2)", 0), 0u);
+}
+
+// The fp8 KV cache is a dtype of the sweep: spelt "fp8" (issue 14) or
+// "fp8_e4m3" (the version 1 schema), checked against the reference on the
+// dequantised cache at the usual tolerances, then timed.
+TEST(BenchProtocol, Fp8PointsAreCheckedAndTimedUnderEitherName) {
+  json plan = small_plan();
+  plan["points"] = {{{"id", "fp8"}, {"batch", 3}, {"heads", 16}, {"topk", 200}, {"dtype", "fp8"}},
+                    {{"id", "fp8_e4m3"}, {"batch", 3}, {"heads", 16}, {"topk", 200}, {"dtype", "fp8_e4m3"}},
+                    {{"id", "bf16"}, {"batch", 3}, {"heads", 16}, {"topk", 200}, {"dtype", "bf16"}}};
+  const BenchRun run = run_bench(plan.dump() + "\n" + measure("bt32", "fp8", 1) + measure("bt16-many", "fp8_e4m3", 1) +
+                                 measure("bt32", "bf16", 1));
+  ASSERT_EQ(run.exit_code, 0) << run.stderr_text;
+  const std::vector<json> docs = validated(run);
+  ASSERT_EQ(docs.size(), 10u);  // header, 2 variants, 3 x (check, trial), footer
+  std::vector<double> rel;
+  for (std::size_t i : {3u, 5u, 7u}) {
+    EXPECT_EQ(docs[i]["kind"], "check");
+    EXPECT_EQ(docs[i]["status"], "ok") << docs[i].dump();
+    rel.push_back(docs[i]["rel_l2_o"].get<double>());
+    EXPECT_EQ(docs[i + 1]["kind"], "trial");
+  }
+  // A step moves 656-byte rows, not 1152-byte ones: fewer bytes for the same FLOPs.
+  const double fp8_bytes = docs[4]["bytes_per_s"].get<double>() * docs[4]["time_us"].get<double>();
+  const double bf16_bytes = docs[8]["bytes_per_s"].get<double>() * docs[8]["time_us"].get<double>();
+  EXPECT_NEAR((bf16_bytes - fp8_bytes) * 1e-6, 3.0 * 200 * (1152 - 656), 1.0);
+
+  plan["points"][0]["dtype"] = "fp16";
+  const BenchRun bad = run_bench(plan.dump() + "\n");
+  EXPECT_EQ(bad.exit_code, 2);
+  const std::vector<json> bad_docs = validated(bad);
+  ASSERT_EQ(bad_docs.size(), 1u);
+  EXPECT_EQ(bad_docs[0]["where"], "points[0].dtype");
+}
+
+// ---- Protocol version 2 (schemas/bench/v2/) ----
+
+json metric(const std::string& name, const std::string& unit, const std::string& direction) {
+  return {{"name", name}, {"unit", unit}, {"direction", direction}};
+}
+
+json small_plan_v2() {
+  return {{"kind", "plan"},
+          {"schema_version", 2},
+          {"backend", "cpu"},
+          {"seed", 5},
+          {"variants",
+           {{{"name", "bt32"}, {"params", {{"block_t", 32}}}},
+            {{"name", "bt16-many"}, {"params", {{"block_t", 16}, {"num_warps", 8}, {"target_ctas", 64}}}}}},
+          {"points",
+           {{{"id", "batch=1,heads=16"}, {"axes", {{"batch", 1}, {"heads", 16}, {"topk", 200}}}},
+            {{"id", "b4 fp8"}, {"axes", {{"batch", 4}, {"heads", 3}, {"topk", 100}, {"dtype", "fp8"}}}}}},
+          {"metrics",
+           {metric("tokens_per_s", "tokens/s", "higher_is_better"), metric("time_us", "us", "lower_is_better"),
+            metric("energy_j", "J", "lower_is_better")}},
+          {"judged_metric", "tokens_per_s"},
+          {"params", {{"input_sets", 2}, {"threads", 2}, {"max_rel_l2_o", 0.02}, {"masked_fraction", 0.2}}},
+          {"timing", {{"min_trial_ms", 1}, {"warmup_ms", 1}}}};
+}
+
+TEST(BenchProtocolV2, EveryLineIsValidAndSaysWhatVersionTwoAsks) {
+  const BenchRun run = run_bench(small_plan_v2().dump() + "\n" + measure("bt32", "batch=1,heads=16", 2) +
+                                 measure("bt16-many", "b4 fp8", 1) + measure("nope", "b4 fp8", 1) +
+                                 measure("bt32", "batch=1,heads=16", 1));
+  ASSERT_EQ(run.exit_code, 0) << run.stderr_text;
+  const std::vector<json> docs = validated(run, 2);
+  ASSERT_EQ(docs.size(), run.lines.size());
+  ASSERT_EQ(docs.size(), 11u);  // header, 2 variants, check, 2 trials, check, trial, skipped, trial, footer
+
+  const json& header = docs[0];
+  EXPECT_EQ(header["schema_version"], 2);
+  EXPECT_EQ(header["bench"], "mla_bench 2");
+  EXPECT_EQ(header["backend"], "cpu");
+  EXPECT_EQ(header["timer"], "wall_clock");
+  EXPECT_FALSE(header["device"].contains("uuid"));  // a CPU has none
+  EXPECT_EQ(header["seed"], 5);
+
+  EXPECT_EQ(docs[1]["kind"], "variant");
+  EXPECT_EQ(docs[1]["variant"], "bt32");
+  EXPECT_EQ(docs[1]["params"]["block_t"], 32);
+  EXPECT_TRUE(docs[1]["resources"].is_object());
+
+  const json& check = docs[3];
+  ASSERT_EQ(check["kind"], "check");
+  EXPECT_EQ(check["point"], "batch=1,heads=16");
+  EXPECT_EQ(check["status"], "ok");
+  // The errors it measured and the bounds it applied, by the same names; the
+  // tolerance came from the plan's params.
+  for (const char* name : {"rel_l2_o", "max_abs_lse", "nonfinite", "masked_rows_wrong"}) {
+    EXPECT_TRUE(check["errors"].contains(name)) << name;
+    EXPECT_TRUE(check["tolerance"].contains(name)) << name;
+  }
+  EXPECT_LT(check["errors"]["rel_l2_o"].get<double>(), 0.01);
+  EXPECT_EQ(check["tolerance"]["rel_l2_o"], 0.02);
+  EXPECT_EQ(check["tolerance"]["max_abs_lse"], 0.001);
+  EXPECT_EQ(check["detail"]["input_sets"], 2);
+  EXPECT_GT(check["detail"]["launch"]["tiles"].get<int>(), 0);
+
+  for (std::size_t i : {4u, 5u, 7u, 9u}) {
+    const json& trial = docs[i];
+    ASSERT_EQ(trial["kind"], "trial") << trial.dump();
+    // The declared metrics mla_bench computes, the judged one always;
+    // energy_j is declared but not measured, bytes_per_s measured but not
+    // declared: neither appears.
+    ASSERT_EQ(trial["metrics"].size(), 2u) << trial.dump();
+    EXPECT_GT(trial["metrics"]["tokens_per_s"].get<double>(), 0.0);
+    EXPECT_GT(trial["metrics"]["time_us"].get<double>(), 0.0);
+    EXPECT_FALSE(trial.contains("time_us"));
+    EXPECT_TRUE(trial["clock_mhz"].is_null());
+    EXPECT_EQ(trial["throttled"], false);
+  }
+  EXPECT_EQ(docs[4]["trial"], 1);
+  EXPECT_EQ(docs[5]["trial"], 2);
+  EXPECT_EQ(docs[9]["trial"], 3);
+  // tokens/s is batch over the step time.
+  EXPECT_NEAR(docs[4]["metrics"]["tokens_per_s"].get<double>() * docs[4]["metrics"]["time_us"].get<double>(), 1e6, 1.0);
+
+  EXPECT_EQ(docs[6]["kind"], "check");
+  EXPECT_EQ(docs[6]["point"], "b4 fp8");
+  EXPECT_EQ(docs[6]["status"], "ok") << docs[6].dump();
+  EXPECT_EQ(docs[8]["kind"], "skipped");
+  EXPECT_EQ(docs[8]["status"], "unknown");
+  EXPECT_EQ(docs.back()["kind"], "footer");
+  EXPECT_EQ(docs.back()["trials"], 4);
+}
+
+TEST(BenchProtocolV2, AnIncorrectKernelReportsItsErrorsByName) {
+  const BenchRun run = run_bench(small_plan_v2().dump() + "\n" + measure("bt32", "batch=1,heads=16", 1),
+                                 "wrong_result");
+  ASSERT_EQ(run.exit_code, 0) << run.stderr_text;
+  const std::vector<json> docs = validated(run, 2);
+  ASSERT_EQ(docs.size(), 6u);  // header, 2 variants, check, skipped, footer
+  EXPECT_EQ(docs[3]["status"], "incorrect");
+  EXPECT_GT(docs[3]["errors"]["rel_l2_o"].get<double>(), docs[3]["tolerance"]["rel_l2_o"].get<double>());
+  EXPECT_FALSE(docs[3]["reason"].get<std::string>().empty());
+  EXPECT_EQ(docs[4]["kind"], "skipped");
+  EXPECT_EQ(docs[4]["status"], "incorrect");
+}
+
+// One bad field of a version 2 plan: an error line naming it, exit 2.
+void expect_plan_error(const json& plan, const std::string& where) {
+  SCOPED_TRACE(where);
+  const BenchRun run = run_bench(plan.dump() + "\n");
+  EXPECT_EQ(run.exit_code, 2);
+  const std::vector<json> docs = validated(run, 2);
+  ASSERT_EQ(docs.size(), 1u);
+  EXPECT_EQ(docs[0]["kind"], "error");
+  EXPECT_EQ(docs[0]["where"], where) << docs[0].dump();
+  EXPECT_NE(docs[0]["message"].get<std::string>().find(where), std::string::npos);
+}
+
+TEST(BenchProtocolV2, ABadPlanGetsAnErrorNamingTheField) {
+  json plan = small_plan_v2();
+  plan["judged_metric"] = "flops_per_s";  // measured, but not declared
+  expect_plan_error(plan, "judged_metric");
+  plan = small_plan_v2();
+  plan["judged_metric"] = "energy_j";  // declared, but not something mla_bench measures
+  expect_plan_error(plan, "judged_metric");
+  plan = small_plan_v2();
+  plan["metrics"][1]["direction"] = "higher_is_better";  // time_us
+  expect_plan_error(plan, "metrics[1].direction");
+  plan = small_plan_v2();
+  plan["metrics"].push_back(metric("time_us", "us", "lower_is_better"));
+  expect_plan_error(plan, "metrics[3].name");
+  plan = small_plan_v2();
+  plan.erase("metrics");
+  expect_plan_error(plan, "metrics");
+  plan = small_plan_v2();
+  plan["points"][1]["axes"]["seq_len"] = 4;
+  expect_plan_error(plan, "points[1].axes.seq_len");
+  plan = small_plan_v2();
+  plan["points"][0]["axes"].erase("batch");
+  expect_plan_error(plan, "points[0].axes.batch");
+  plan = small_plan_v2();
+  plan["points"][0]["axes"]["dtype"] = "int4";
+  expect_plan_error(plan, "points[0].axes.dtype");
+  plan = small_plan_v2();
+  plan["points"][0]["id"] = "tab\there";
+  expect_plan_error(plan, "points[0].id");
+  plan = small_plan_v2();
+  plan["params"]["max_rel_l2"] = 0.1;  // a typo of max_rel_l2_o
+  expect_plan_error(plan, "params.max_rel_l2");
+  plan = small_plan_v2();
+  plan["params"]["max_abs_lse"] = 0;
+  expect_plan_error(plan, "params.max_abs_lse");
+  plan = small_plan_v2();
+  plan["params"]["context_rows"] = 150;  // < topk 200 of point 0
+  expect_plan_error(plan, "points[0].axes.topk");
+  plan = small_plan_v2();
+  plan["timing"]["threads"] = 2;  // a bench setting: it belongs in params
+  expect_plan_error(plan, "timing.threads");
+  plan = small_plan_v2();
+  plan["check"] = json::object();  // version 1's block
+  expect_plan_error(plan, "check");
+  plan = small_plan_v2();
+  plan["schema_version"] = 3;
+  expect_plan_error(plan, "schema_version");
+}
+
+// The points of a version 2 plan are measured like version 1's: the same
+// kernel on the same seed gives the same output, whichever version asked.
+TEST(BenchProtocolV2, VersionOneAndTwoCheckTheSameOutput) {
+  json v1 = small_plan();
+  v1["points"] = {{{"id", "b4"}, {"batch", 4}, {"heads", 3}, {"topk", 100}, {"dtype", "fp8"}}};
+  json v2 = small_plan_v2();
+  v2["points"] = {{{"id", "b4"}, {"axes", {{"batch", 4}, {"heads", 3}, {"topk", 100}, {"dtype", "fp8"}}}}};
+  v2["params"]["masked_fraction"] = 0.1;
+  const BenchRun one = run_bench(v1.dump() + "\n" + measure("bt32", "b4", 1));
+  const BenchRun two = run_bench(v2.dump() + "\n" + measure("bt32", "b4", 1));
+  ASSERT_EQ(one.exit_code, 0) << one.stderr_text;
+  ASSERT_EQ(two.exit_code, 0) << two.stderr_text;
+  const std::vector<json> d1 = validated(one, 1), d2 = validated(two, 2);
+  ASSERT_GE(d1.size(), 4u);
+  ASSERT_GE(d2.size(), 4u);
+  EXPECT_EQ(d1[3]["rel_l2_o"], d2[3]["errors"]["rel_l2_o"]);
+  EXPECT_EQ(d1[3]["max_abs_lse"], d2[3]["errors"]["max_abs_lse"]);
+  EXPECT_EQ(d1[3]["launch"], d2[3]["detail"]["launch"]);
 }
 
 }  // namespace

@@ -110,7 +110,53 @@ TEST(CpuBackend, DescribesItselfAndResolvesTargetCtas) {
   EXPECT_EQ(launch.target_ctas, 6);  // two per worker thread
   EXPECT_EQ(launch.split.nsplit, 6);
   point.dtype = KvDtype::kFp8E4m3;
-  EXPECT_FALSE(backend->plan_launch(variant, point).feasible);
+  EXPECT_TRUE(backend->plan_launch(variant, point).feasible);
+}
+
+// The fp8 cache (FlashMLA's 656-byte rows) against the reference on the
+// dequantised cache, at the same tolerances as bf16; and it really reads fp8:
+// its output differs from the bf16 cache's by about the e4m3 rounding.
+TEST(CpuBackend, Fp8CachePassesTheCheckAndDiffersFromBf16) {
+  auto backend = make_cpu_backend(2);
+  Point point;
+  point.batch = 5;
+  point.heads = 20;
+  point.topk = 333;
+  point.dtype = KvDtype::kFp8E4m3;
+  WorkloadSpec spec;
+  spec.sets = 1;
+  spec.seed = 77;
+  for (int block_t : {16, 64}) {
+    for (int target_ctas : {1, 0, 1000}) {
+      VariantParams variant;
+      variant.block_t = block_t;
+      variant.target_ctas = target_ctas;
+      auto workload = backend->prepare(point, spec);
+      const ReferenceOutputs ref = compute_reference(workload->check_inputs(), 2);
+      const Comparison cmp = compare(ref, backend->run_check(variant, *workload), Tolerance{});
+      EXPECT_TRUE(cmp.passed) << block_t << "/" << target_ctas << ": " << cmp.reason;
+      EXPECT_LT(cmp.rel_l2_o, 2e-3);
+      EXPECT_LT(cmp.max_abs_lse, 1e-4);
+    }
+  }
+  auto fp8 = backend->prepare(point, spec);
+  Point bf16_point = point;
+  bf16_point.dtype = KvDtype::kBf16;
+  auto bf16 = backend->prepare(bf16_point, spec);
+  const ReferenceOutputs ref_fp8 = compute_reference(fp8->check_inputs(), 2);
+  const ReferenceOutputs ref_bf16 = compute_reference(bf16->check_inputs(), 2);
+  // The same indices and q; the rows differ by e4m3's 3 mantissa bits.
+  EXPECT_EQ(fp8->check_inputs().indices, bf16->check_inputs().indices);
+  double diff2 = 0, ref2 = 0;
+  for (std::size_t i = 0; i < ref_fp8.o.size(); ++i) {
+    diff2 += (ref_fp8.o[i] - ref_bf16.o[i]) * (ref_fp8.o[i] - ref_bf16.o[i]);
+    ref2 += ref_bf16.o[i] * ref_bf16.o[i];
+  }
+  const double rel = std::sqrt(diff2 / ref2);
+  EXPECT_GT(rel, 5e-3);
+  EXPECT_LT(rel, 0.1);
+  // So a backend that read the bf16 values would fail the fp8 check.
+  EXPECT_FALSE(compare(ref_fp8, backend->run_check(VariantParams{}, *bf16), Tolerance{}).passed);
 }
 
 TEST(CpuBackend, WorkingSetCoversTwiceTheLastLevelCache) {

@@ -88,7 +88,12 @@ TEST(Problem, BytesAndFlopsPerStep) {
   EXPECT_DOUBLE_EQ(flops_per_step(p), 2.0 * 16 * 2048 * 1088);
   EXPECT_DOUBLE_EQ(flops_per_step(shape(96, 16, 2048)), 96 * flops_per_step(p));
   EXPECT_EQ(kv_row_bytes(KvDtype::kBf16), 1152);
-  EXPECT_EQ(kv_row_bytes(KvDtype::kFp8E4m3), 580);
+  EXPECT_EQ(kv_row_bytes(KvDtype::kFp8E4m3), 656);  // FlashMLA's row: 512 + 4 * 4 + 64 * 2
+  // fp8 at B 96: rows of 656 bytes instead of 1152, the rest unchanged.
+  Point fp8 = shape(96, 16, 2048);
+  fp8.dtype = KvDtype::kFp8E4m3;
+  EXPECT_DOUBLE_EQ(bytes_per_step(shape(96, 16, 2048)) - bytes_per_step(fp8), 96.0 * 2048 * (1152 - 656));
+  EXPECT_DOUBLE_EQ(flops_per_step(fp8), flops_per_step(shape(96, 16, 2048)));
 }
 
 TEST(Problem, DtypeNamesRoundTrip) {
@@ -99,7 +104,11 @@ TEST(Problem, DtypeNamesRoundTrip) {
   }
   KvDtype unchanged = KvDtype::kBf16;
   EXPECT_FALSE(parse_kv_dtype("fp16", &unchanged));
-  EXPECT_STREQ(to_string(KvDtype::kFp8E4m3), "fp8_e4m3");
+  EXPECT_STREQ(to_string(KvDtype::kFp8E4m3), "fp8");
+  // Issue 14's word and the v1 schema's both name the fp8 cache.
+  KvDtype alias = KvDtype::kBf16;
+  ASSERT_TRUE(parse_kv_dtype("fp8_e4m3", &alias));
+  EXPECT_EQ(alias, KvDtype::kFp8E4m3);
 }
 
 }  // namespace

@@ -28,6 +28,7 @@ struct Error : std::runtime_error {
 struct DeviceInfo {
   std::string backend;          // "cpu" or "cuda"
   std::string name;             // "NVIDIA H200", or the CPU model
+  std::string uuid;             // "GPU-xxxxxxxx-xxxx-...", where the device has one; empty otherwise
   int multiprocessors = 0;      // SMs, or worker threads on the CPU
   int cc_major = 0, cc_minor = 0;
   long long l2_bytes = 0;       // last-level cache on the CPU
@@ -44,6 +45,7 @@ struct DeviceInfo {
 // Resources of one compiled kernel, from the compiler's and the occupancy API's view.
 struct KernelResources {
   std::string kernel;                 // e.g. "split_kv<bt32,w4,s2,bh16>" or "combine"
+  std::string dtype;                  // the KV cache dtype it reads ("bf16", "fp8"); empty for dtype-free kernels
   int block_h = 0;
   int threads_per_block = 0;
   int registers_per_thread = 0;
@@ -51,6 +53,9 @@ struct KernelResources {
   int dynamic_smem_bytes = 0;
   int local_bytes_per_thread = 0;     // spills
   int max_blocks_per_sm = 0;          // 0 = does not fit
+  // Whether its shared memory fits the users' sm_120 cards (99 KB a block);
+  // unset where the question does not arise (the CPU, the combine kernel).
+  std::optional<bool> fits_sm120;
 };
 
 struct VariantReport {

@@ -2,7 +2,8 @@
 // DeepSeek-V3.2 runs it with the lightning indexer's top-k selection:
 //
 //   q        [B, H, 576] bf16   512 latent ("nope", absorbed) + 64 rope dims
-//   kv cache [N, 576]    bf16   one row per token: latent (also the value) + rope key
+//   kv cache [N, 576]    bf16   one row per token: latent (also the value) + rope key;
+//                               or fp8: FlashMLA's 656-byte rows (mla/kv_cache.h)
 //   indices  [B, topk]   int32  rows of the cache each batch element attends to; -1 = masked
 //   o        [B, H, 512] bf16   softmax(scale * q.k) . v, v = the latent part of the row
 //   lse      [B, H]      fp32   natural log of sum(exp(scale * q.k)); -inf when all masked
@@ -24,8 +25,10 @@ inline constexpr int kDimV = kDimLatent;              // 512
 // 1/sqrt(192): DeepSeek-V3's qk_head_dim (128 nope + 64 rope) before absorption.
 inline constexpr double kDefaultSoftmaxScale = 0.07216878364870322;
 
+// The KV cache's element type, the sweep's `dtype`: "bf16", or "fp8" (also
+// spelt "fp8_e4m3"): e4m3 latent values with an fp32 scale per 128, bf16 rope.
 enum class KvDtype { kBf16, kFp8E4m3 };
-const char* to_string(KvDtype);
+const char* to_string(KvDtype);  // "bf16" or "fp8"
 bool parse_kv_dtype(const std::string& text, KvDtype* out);
 
 // One sweep point: the shape of one decode step.
@@ -71,7 +74,7 @@ double bytes_per_step(const Point& point);
 double flops_per_step(const Point& point);
 
 // Bytes of one KV row in the cache for the point's dtype: bf16 576 x 2 = 1152;
-// fp8_e4m3 576 one-byte elements plus the row's fp32 scale = 580.
+// fp8 512 e4m3 latent values + 4 fp32 scales + 64 bf16 rope values = 656.
 int kv_row_bytes(KvDtype dtype);
 
 }  // namespace mla

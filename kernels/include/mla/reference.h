@@ -18,8 +18,10 @@ struct ReferenceOutputs {
 };
 
 // Computes softmax(scale * q.k) . v in double for every (b, h), regenerating
-// the KV rows the indices select with kv_element(inputs.seed, ...). Masked
-// indices (-1) are skipped. threads = 0: one per hardware thread.
+// the KV rows the indices select with kv_element(inputs.seed, ...) -- for an
+// fp8 point (inputs.point.dtype), the dequantised fp8 rows of mla/kv_cache.h,
+// so a backend is held to the cache it reads. Masked indices (-1) are
+// skipped. threads = 0: one per hardware thread.
 // REQUIRES: inputs.q and inputs.indices sized for inputs.point.
 ReferenceOutputs compute_reference(const HostInputs& inputs, int threads = 0);
 
