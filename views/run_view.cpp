@@ -1,20 +1,19 @@
-#include "daemon/run_report.h"
+#include "views/run_view.h"
 
 #include <cmath>
 #include <cstdio>
 #include <map>
 
-namespace perfwatch::daemon {
+#include "analysis/delta.h"
+#include "store/repo_store.h"
+#include "views/fragments.h"
+#include "views/lookup.h"
+
+namespace perfwatch::views {
 
 using nlohmann::json;
 
 namespace {
-
-struct Row {
-  const store::VariantRecord* variant;
-  const store::PointRecord* point;
-  const store::RunTableCell* cell;
-};
 
 const store::RunTableCell* find_cell(const store::RunTable& t, store::VariantId v, store::PointId p) {
   for (const auto& c : t.cells) {
@@ -23,33 +22,23 @@ const store::RunTableCell* find_cell(const store::RunTable& t, store::VariantId 
   return nullptr;
 }
 
-const store::VariantRecord* baseline_of(const store::RunTable& t) {
-  for (const auto& v : t.variants) {
-    if (v.is_baseline) return &v;
-  }
-  return nullptr;
+std::optional<double> median_of(const store::RunTableCell* cell) {
+  if (!cell || !cell->summary) return std::nullopt;
+  return cell->summary->median;
+}
+
+std::optional<double> tokens_per_s(const store::PointRecord* p, const store::RunTableCell& cell, const std::string& metric) {
+  auto median = median_of(&cell);
+  if (!median || !p || !p->batch || !(*median > 0)) return std::nullopt;
+  if (metric == "time_us") return static_cast<double>(*p->batch) / *median * 1e6;
+  if (metric == "tokens_per_s") return *median;
+  return std::nullopt;
 }
 
 std::string fmt(const char* format, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, format, v);
   return buf;
-}
-
-// Tokens per second at the median: B tokens per step.
-std::optional<double> tokens_per_s(const store::PointRecord& p, const store::SummaryRecord& s, const RunReportContext& ctx) {
-  if (!s.median || !p.batch) return std::nullopt;
-  if (ctx.metric == "time_us") return static_cast<double>(*p.batch) / *s.median * 1e6;
-  if (ctx.metric == "tokens_per_s") return *s.median;
-  return std::nullopt;
-}
-
-std::optional<double> delta(const store::RunTable& t, const store::RunTableCell* cell, store::PointId point) {
-  const store::VariantRecord* base = baseline_of(t);
-  if (!base || !cell || !cell->summary || !cell->summary->median) return std::nullopt;
-  const store::RunTableCell* b = find_cell(t, base->id, point);
-  if (!b || !b->summary || !b->summary->median || *b->summary->median == 0) return std::nullopt;
-  return *cell->summary->median / *b->summary->median - 1.0;
 }
 
 std::string pad(std::string s, size_t width) {
@@ -64,48 +53,128 @@ std::string lpad(std::string s, size_t width) {
 
 }  // namespace
 
-std::string render_run_text(const store::RunTable& t, const RunReportContext& ctx) {
+const store::VariantRecord* RunView::baseline() const {
+  for (const auto& v : table.variants) {
+    if (v.is_baseline) return &v;
+  }
+  return nullptr;
+}
+
+Result<RunView> run_view(store::Database& db, store::RunId run) {
+  store::RunReader reader(db);
+  auto table = reader.table(run);
+  if (!table) return fail(field_error(table.error(), "run"));
+  RunView view;
+  view.table = std::move(*table);
+  auto commit = store::RepoReader(db).commit(view.table.run.commit_id);
+  if (!commit) return fail(commit.error());
+  view.commit = std::move(*commit);
+  if (view.table.run.testbed_id) {
+    auto t = reader.testbed(*view.table.run.testbed_id);
+    if (!t) return fail(t.error());
+    view.testbed = std::move(*t);
+  }
+  auto facts = reader.manifest_facts(run);
+  if (!facts) return fail(facts.error());
+  view.facts = std::move(*facts);
+
+  std::map<store::PointId, const store::PointRecord*> points;
+  for (const auto& p : view.table.points) points[p.id] = &p;
+  const store::VariantRecord* base = view.baseline();
+  for (const auto& c : view.table.cells) {
+    RunCellFigures f;
+    if (base && c.variant_id != base->id)
+      f.delta_vs_baseline = analysis::delta_rel(median_of(&c), median_of(find_cell(view.table, base->id, c.point_id)));
+    auto p = points.find(c.point_id);
+    f.tokens_per_s = tokens_per_s(p == points.end() ? nullptr : p->second, c, view.facts.metric);
+    view.figures.push_back(f);
+  }
+  return view;
+}
+
+json run_document(const RunView& v) {
+  const store::RunTable& t = v.table;
+  std::map<store::VariantId, const store::VariantRecord*> variants;
+  for (const auto& x : t.variants) variants[x.id] = &x;
+  std::map<store::PointId, const store::PointRecord*> points;
+  for (const auto& p : t.points) points[p.id] = &p;
+  json cells = json::array();
+  for (std::size_t i = 0; i < t.cells.size(); ++i) {
+    const auto& c = t.cells[i];
+    const auto& f = v.figures[i];
+    cells.push_back({{"variant_id", c.variant_id},
+                     {"variant", variants.count(c.variant_id) ? variants[c.variant_id]->name : ""},
+                     {"point_id", c.point_id},
+                     {"point_key", points.count(c.point_id) ? points[c.point_id]->key : ""},
+                     {"trials", c.trials},
+                     {"summary", c.summary ? summary_json(*c.summary) : json(nullptr)},
+                     {"check", c.check ? check_json(*c.check) : json(nullptr)},
+                     {"delta_vs_baseline", number_or_null(f.delta_vs_baseline)},
+                     {"tokens_per_s", number_or_null(f.tokens_per_s)}});
+  }
+  json out = {{"schema_version", kSchemaVersion},
+              {"run", run_json(t.run, true)},
+              {"commit", commit_brief(v.commit)},
+              {"testbed", v.testbed ? testbed_json(*v.testbed) : json(nullptr)},
+              {"metric", v.facts.metric},
+              {"lower_is_better", v.facts.lower_is_better},
+              {"manifest", store::to_json(v.facts)},
+              {"variants", json::array()},
+              {"points", json::array()},
+              {"cells", std::move(cells)}};
+  for (const auto& x : t.variants) out["variants"].push_back(variant_json(x));
+  for (const auto& p : t.points) out["points"].push_back(point_json(p));
+  return out;
+}
+
+std::string run_text(const RunView& v) {
+  const store::RunTable& t = v.table;
   std::string out;
-  const store::VariantRecord* base = baseline_of(t);
-  std::string unit = ctx.metric == "time_us" ? "us/step" : ctx.metric;
+  const store::VariantRecord* base = v.baseline();
+  const std::string& metric = v.facts.metric;
+  std::string unit = metric == "time_us" ? "us/step" : metric;
   size_t vw = 8;
-  for (const auto& v : t.variants) vw = std::max(vw, v.name.size() + 2);
+  for (const auto& x : t.variants) vw = std::max(vw, x.name.size() + 2);
   size_t pw = 6;
   for (const auto& p : t.points) pw = std::max(pw, p.key.size() + 2);
 
-  out += pad("point", pw) + pad("variant", vw) + lpad("median " + unit, 18) + "  " + pad("95% CI", 24) + lpad("trials", 7) +
-         lpad("tokens/s", 12) + "  " + "vs " + (base ? base->name : std::string("baseline")) + "\n";
+  out += pad("point", pw) + pad("variant", vw) + lpad("median " + unit, 18) + "  " + pad("95% CI", 24) +
+         lpad("trials", 7) + lpad("tokens/s", 12) + "  " + "vs " + (base ? base->name : std::string("baseline")) + "\n";
   for (const auto& p : t.points) {
-    for (const auto& v : t.variants) {
-      const store::RunTableCell* cell = find_cell(t, v.id, p.id);
-      std::string line = pad(p.key, pw) + pad(v.name, vw);
-      if (v.status == store::VariantStatus::kInfeasible) {
-        out += line + "infeasible: " + v.reason + "\n";
+    for (const auto& x : t.variants) {
+      std::size_t index = t.cells.size();
+      for (std::size_t i = 0; i < t.cells.size(); ++i)
+        if (t.cells[i].variant_id == x.id && t.cells[i].point_id == p.id) index = i;
+      std::string line = pad(p.key, pw) + pad(x.name, vw);
+      if (x.status == store::VariantStatus::kInfeasible) {
+        out += line + "infeasible: " + x.reason + "\n";
         continue;
       }
-      if (!cell) {
+      if (index == t.cells.size()) {
         out += line + "not measured\n";
         continue;
       }
-      if (cell->check && cell->check->status != store::CheckStatus::kOk) {
-        out += line + std::string(store::to_string(cell->check->status)) + ": " + cell->check->reason + "\n";
+      const store::RunTableCell& cell = t.cells[index];
+      const RunCellFigures& f = v.figures[index];
+      if (cell.check && cell.check->status != store::CheckStatus::kOk) {
+        out += line + std::string(store::to_string(cell.check->status)) + ": " + cell.check->reason + "\n";
         continue;
       }
-      if (!cell->summary || !cell->summary->median) {
+      if (!cell.summary || !cell.summary->median) {
         out += line + "no trials\n";
         continue;
       }
-      const store::SummaryRecord& s = *cell->summary;
+      const store::SummaryRecord& s = *cell.summary;
       line += lpad(fmt("%.2f", *s.median), 18) + "  ";
       line += pad("[" + fmt("%.2f", s.ci_low.value_or(NAN)) + ", " + fmt("%.2f", s.ci_high.value_or(NAN)) + "]", 24);
       line += lpad(std::to_string(s.n), 7);
-      auto tps = tokens_per_s(p, s, ctx);
-      line += lpad(tps ? fmt("%.0f", *tps) : "-", 12) + "  ";
-      if (base && v.id == base->id) {
+      line += lpad(f.tokens_per_s ? fmt("%.0f", *f.tokens_per_s) : "-", 12) + "  ";
+      if (base && x.id == base->id) {
         line += "baseline";
-      } else if (auto d = delta(t, cell, p.id)) {
-        bool better = ctx.lower_is_better ? *d < 0 : *d > 0;
-        line += fmt("%+.1f%%", *d * 100) + (std::fabs(*d) < 1e-12 ? "" : better ? " (better)" : " (worse)");
+      } else if (f.delta_vs_baseline) {
+        const double d = *f.delta_vs_baseline;
+        bool better = v.facts.lower_is_better ? d < 0 : d > 0;
+        line += fmt("%+.1f%%", d * 100) + (std::fabs(d) < 1e-12 ? "" : better ? " (better)" : " (worse)");
       } else {
         line += "-";
       }
@@ -116,56 +185,4 @@ std::string render_run_text(const store::RunTable& t, const RunReportContext& ct
   return out;
 }
 
-json render_run_json(const store::RunTable& t, const RunReportContext& ctx) {
-  json run = {{"id", t.run.id},
-              {"status", store::to_string(t.run.status)},
-              {"kind", store::to_string(t.run.kind)},
-              {"message", t.run.message},
-              {"started_at", t.run.started_at},
-              {"wall_s", t.run.wall_s ? json(*t.run.wall_s) : json(nullptr)},
-              {"trials", t.run.trial_count},
-              {"provenance", t.run.provenance}};
-  json commit = {{"sha", ctx.commit.sha}, {"subject", ctx.commit.subject}, {"author", ctx.commit.author},
-                 {"committed_at", ctx.commit.committed_at}};
-  json variants = json::array();
-  for (const auto& v : t.variants) {
-    variants.push_back({{"name", v.name}, {"params", v.params}, {"baseline", v.is_baseline},
-                        {"status", store::to_string(v.status)}, {"reason", v.reason}, {"resources", v.resources}});
-  }
-  json points = json::array();
-  for (const auto& p : t.points) {
-    points.push_back({{"key", p.key}, {"batch", p.batch ? json(*p.batch) : json(nullptr)},
-                      {"heads", p.heads ? json(*p.heads) : json(nullptr)}, {"topk", p.topk ? json(*p.topk) : json(nullptr)},
-                      {"dtype", p.dtype}});
-  }
-  json cells = json::array();
-  for (const auto& p : t.points) {
-    for (const auto& v : t.variants) {
-      const store::RunTableCell* cell = find_cell(t, v.id, p.id);
-      if (!cell) continue;
-      json c = {{"variant", v.name}, {"point", p.key}, {"trials", cell->trials}};
-      if (cell->check) {
-        c["check"] = {{"status", store::to_string(cell->check->status)}, {"reason", cell->check->reason},
-                      {"rel_l2_o", cell->check->rel_l2_o ? json(*cell->check->rel_l2_o) : json(nullptr)}};
-      }
-      if (cell->summary && cell->summary->median) {
-        const auto& s = *cell->summary;
-        c["metric"] = ctx.metric;
-        c["n"] = s.n;
-        c["median"] = *s.median;
-        c["ci_low"] = s.ci_low ? json(*s.ci_low) : json(nullptr);
-        c["ci_high"] = s.ci_high ? json(*s.ci_high) : json(nullptr);
-        c["stop_reason"] = s.stop_reason;
-        c["dropped_throttled"] = s.dropped_throttled;
-        auto tps = tokens_per_s(p, s, ctx);
-        c["tokens_per_s"] = tps ? json(*tps) : json(nullptr);
-        auto d = delta(t, cell, p.id);
-        c["delta_vs_baseline"] = d ? json(*d) : json(nullptr);
-      }
-      cells.push_back(c);
-    }
-  }
-  return {{"run", run}, {"commit", commit}, {"metric", ctx.metric}, {"variants", variants}, {"points", points}, {"cells", cells}};
-}
-
-}  // namespace perfwatch::daemon
+}  // namespace perfwatch::views
