@@ -33,6 +33,8 @@
 
 #include <span>
 
+#include "schemas/manifest_defaults.h"
+
 namespace perfwatch::analysis {
 
 // Pooled sum of squared log deviations and its degrees of freedom. Two
@@ -61,7 +63,7 @@ struct NoiseEvidence {
 };
 
 struct BandPolicy {
-  double default_rel = 0.05;  // the manifest's default band, for reference_runs vs reference_runs
+  double default_rel = schemas::kDefaultBandRel;  // the manifest's default band, for reference_runs vs reference_runs
   int reference_runs = 3;     // R: runs per commit in the standard measurement
   double min_df = 9;          // evidence needed to call the band calibrated
   double level = 0.95;        // prediction level of the band

@@ -179,7 +179,8 @@ int main(int argc, char** argv) {
       for (int p = 0; p < o.points; ++p)
         must(analysis.put_commit_summary({.commit_id = commit_id, .testbed_id = testbed, .variant = "base",
                                           .point_id = points[p], .metric = "time_us", .runs = 1,
-                                          .median = summaries[p].median.value(), .ci_low = summaries[p].ci_low,
+                                          .geomean_of_run_medians = summaries[p].median.value(),
+                                          .ci_low = summaries[p].ci_low,
                                           .ci_high = summaries[p].ci_high}));
       if (c % 50 == 49)
         must(analysis.raise_flag({.commit_id = commit_id, .testbed_id = testbed, .variant = "base",

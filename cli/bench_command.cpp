@@ -5,9 +5,7 @@
 
 #include "cli/console.h"
 #include "daemon/bench_commit.h"
-#include "daemon/run_report.h"
-#include "store/repo_store.h"
-#include "store/run_store.h"
+#include "views/run_view.h"
 
 namespace perfwatch::cli {
 
@@ -46,33 +44,28 @@ int run_bench(const GlobalOptions& global, const BenchArgs& args) {
     return outcome.error().code == ErrorCode::kIo ? kExitStoreError : kExitBadInput;
   }
 
-  auto commit = store::RepoReader(*db).commit(outcome->commit);
-  auto table = store::RunReader(*db).table(outcome->run);
-  if (!commit || !table) {
-    reporter.stage("error: reading the run back: " + (commit ? table.error() : commit.error()).to_string());
+  auto view = views::run_view(*db, outcome->run);
+  if (!view) {
+    reporter.stage("error: reading the run back: " + view.error().to_string());
     return kExitStoreError;
   }
-  daemon::RunReportContext context;
-  context.commit = *commit;
-  if (table->run.manifest.contains("metric")) {
-    context.metric = table->run.manifest["metric"].value("name", "time_us");
-  }
-  context.lower_is_better = context.metric == "time_us";
+  const store::CommitRecord& commit = view->commit;
+  const store::RunRecord& run = view->table.run;
 
   std::string summary = "run " + std::to_string(outcome->run) + " of " + outcome->sha.substr(0, 10) + " (" +
-                        commit->subject + "): " + std::string(store::to_string(outcome->status)) + ", " +
+                        commit.subject + "): " + std::string(store::to_string(outcome->status)) + ", " +
                         std::to_string(outcome->trials) + " trials";
   if (!outcome->message.empty()) summary += ": " + outcome->message;
   reporter.stage(summary);
 
   if (args.json) {
-    std::cout << daemon::render_run_json(*table, context).dump(2) << std::endl;
+    std::cout << views::run_document(*view).dump(2) << std::endl;
   } else if (outcome->status != store::RunStatus::kBuildFailed) {
-    std::string backend = table->run.provenance.value("backend", "?");
-    std::string device = table->run.provenance.contains("device") ? table->run.provenance["device"].value("name", "?") : "?";
-    std::cout << "\n" << outcome->sha.substr(0, 10) << " " << commit->subject << "\nmeasured on " << backend << ": " << device
+    std::string backend = run.provenance.value("backend", "?");
+    std::string device = run.provenance.contains("device") ? run.provenance["device"].value("name", "?") : "?";
+    std::cout << "\n" << outcome->sha.substr(0, 10) << " " << commit.subject << "\nmeasured on " << backend << ": " << device
               << "; median of trials with its distribution-free 95% CI; one run (one process)\n\n"
-              << daemon::render_run_text(*table, context);
+              << views::run_text(*view);
   }
   switch (outcome->status) {
     case store::RunStatus::kOk: return kExitOk;
@@ -89,7 +82,7 @@ void add_bench_command(CLI::App& app, const GlobalOptions& global, int* exit_cod
   cmd->add_option("--repo", args->repo, "The git repository to benchmark")->required()->check(CLI::ExistingDirectory);
   cmd->add_option("--commit", args->commit, "The revision to benchmark")->capture_default_str();
   cmd->add_option("--manifest", args->manifest, "A manifest to use instead of perfwatch.json in the commit")->check(CLI::ExistingFile);
-  cmd->add_flag("--json", args->json, "Print the run's table as JSON on stdout");
+  cmd->add_flag("--json", args->json, "Print the run's table as JSON on stdout (the API's run document, schemas/api/run.schema.json)");
   cmd->add_option("--seed", args->seed, "Input seed for the bench (0 = the bench picks one; it is stored either way)");
   cmd->callback([&global, args, exit_code] { *exit_code = run_bench(global, *args); });
 }

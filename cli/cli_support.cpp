@@ -38,6 +38,14 @@ Result<store::RepoId> find_repo(store::Database& db, const std::string& path) {
   return fail(invalid_argument("--repo", "the database holds " + std::to_string(repos->size()) + " repositories: name one"));
 }
 
+int report_view_error(const Error& error) {
+  Error e = error;
+  const bool field = (e.code == ErrorCode::kInvalidArgument || e.code == ErrorCode::kNotFound) && !e.where.empty() &&
+                     e.where.find_first_of(" :/") == std::string::npos;
+  if (field) e.where = "--" + e.where;
+  return report_error(e);
+}
+
 int report_error(const Error& error) {
   std::fprintf(stderr, "perfwatch: %s\n", error.to_string().c_str());
   switch (error.code) {

@@ -22,5 +22,8 @@ Result<store::RepoId> find_repo(store::Database& db, const std::string& path);
 
 // Prints "perfwatch: <error>" on stderr and returns the exit code for it.
 int report_error(const Error& error);
+// The same for an error of a view (views/lookup.h), whose where is the
+// request field at fault: printed as the flag ("--point: ...").
+int report_view_error(const Error& error);
 
 }  // namespace perfwatch::cli

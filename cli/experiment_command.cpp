@@ -5,11 +5,10 @@
 #include <memory>
 
 #include "cli/cli_support.h"
-#include "cli/render.h"
 #include "cli/repo_session.h"
 #include "daemon/manual_experiment.h"
 #include "store/experiment_store.h"
-#include "web/json_views.h"
+#include "views/experiment_view.h"
 
 namespace perfwatch::cli {
 
@@ -33,21 +32,14 @@ struct ShowArgs {
   bool json = false;
 };
 
-nlohmann::json detail_json(const store::ExperimentDetail& d) {
-  nlohmann::json j = web::experiment_json(d.experiment);
-  j["evidence"] = nlohmann::json::array();
-  for (const auto& row : d.evidence) j["evidence"].push_back(web::evidence_json(row));
-  j["headlines"] = experiment_headlines(d);
-  return j;
-}
-
+// The experiment: the API's document (schemas/api/experiment.schema.json) or text.
 int print_experiment(store::Database& db, store::ExperimentId id, bool json) {
-  auto detail = store::ExperimentReader(db).experiment(id);
-  if (!detail) return report_error(detail.error());
+  auto view = views::experiment_view(db, id);
+  if (!view) return report_view_error(view.error());
   if (json) {
-    std::cout << detail_json(*detail).dump(2) << std::endl;
+    std::cout << views::experiment_document(*view).dump(2) << std::endl;
   } else {
-    std::cout << experiment_text(*detail);
+    std::cout << views::experiment_text(view->entry);
   }
   return kExitOk;
 }
@@ -112,7 +104,7 @@ void add_experiment_command(CLI::App& app, const GlobalOptions& global, int* exi
   auto show = std::make_shared<ShowArgs>();
   CLI::App* s = cmd->add_subcommand("show", "Print one experiment with its evidence table");
   s->add_option("id", show->id, "The experiment's id")->required();
-  s->add_flag("--json", show->json, "As JSON");
+  s->add_flag("--json", show->json, "As JSON (the API's experiment document, schemas/api/experiment.schema.json)");
   s->callback([&global, show, exit_code] {
     auto db = open_database(global);
     *exit_code = db ? print_experiment(*db, show->id, show->json) : kExitStoreError;

@@ -5,12 +5,10 @@
 #include <memory>
 
 #include "cli/cli_support.h"
-#include "cli/render.h"
 #include "cli/repo_session.h"
 #include "daemon/noise.h"
 #include "store/queue_store.h"
-#include "store/run_store.h"
-#include "web/json_views.h"
+#include "views/noise_view.h"
 
 namespace perfwatch::cli {
 
@@ -50,33 +48,12 @@ int run_noise(const GlobalOptions& global, const NoiseArgs& args) {
 
   auto result = daemon::calibrate_noise(ctx, args.commit, args.runs);
   if (!result) return report_error(result.error());
+  auto view = views::noise_view(*db, result->sha, args.runs, result->ok_runs, result->failure, result->bands);
+  if (!view) return report_error(view.error());
   if (args.json) {
-    nlohmann::json out = {{"commit", result->sha}, {"runs", result->runs}, {"ok_runs", result->ok_runs},
-                          {"failure", result->failure}, {"bands", nlohmann::json::array()}};
-    store::RunReader reader(*db);
-    for (const auto& b : result->bands) {
-      nlohmann::json j = web::band_json(b);
-      j["variant"] = b.variant;
-      auto p = reader.point(b.point_id);
-      j["point"] = p ? p->key : "";
-      out["bands"].push_back(j);
-    }
-    std::cout << out.dump(2) << std::endl;
+    std::cout << views::noise_document(*view).dump(2) << std::endl;
   } else {
-    std::printf("\nA/A noise calibration of %s: %d of %d runs ok%s\n", result->sha.substr(0, 10).c_str(),
-                result->ok_runs, args.runs, result->failure.empty() ? "" : (" (stopped: " + result->failure + ")").c_str());
-    std::printf(
-        "Band = the 95%% prediction interval for the difference of two R-run means of one build (R = runs.per_commit):\n"
-        "t(0.975, df) x s x sqrt(2/R), s = the run-to-run SD of log run medians pooled over these K runs (K - 1 df)\n"
-        "and every measured commit's own runs; calibrated from 9 df on, until then the manifest's default band.\n\n");
-    store::RunReader reader(*db);
-    std::printf("%-28s %-16s %10s  %-12s %s\n", "point", "variant", "band", "state", "how");
-    for (const auto& b : result->bands) {
-      auto p = reader.point(b.point_id);
-      std::printf("%-28s %-16s %10s  %-12s %s\n", p ? p->key.c_str() : "?", b.variant.c_str(),
-                  ("+-" + signed_percent(b.band_rel).substr(1)).c_str(), b.calibrated ? "calibrated" : "uncalibrated",
-                  b.method.c_str());
-    }
+    std::cout << views::noise_text(*view);
   }
   if (result->ok_runs == 0) return kExitRunFailed;
   return result->failure.empty() ? kExitOk : kExitRunFailed;
@@ -96,7 +73,7 @@ void add_noise_command(CLI::App& app, const GlobalOptions& global, int* exit_cod
   cmd->add_option("--manifest", args->manifest, "A manifest to use instead of perfwatch.json in the commit")
       ->check(CLI::ExistingFile);
   cmd->add_flag("--queue", args->queue, "Queue a noise job for the running daemon instead of measuring now");
-  cmd->add_flag("--json", args->json, "Print the bands as JSON");
+  cmd->add_flag("--json", args->json, "Print the bands as JSON (schemas/cli/noise.schema.json)");
   cmd->callback([&global, args, exit_code] { *exit_code = run_noise(global, *args); });
 }
 

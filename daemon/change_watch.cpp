@@ -69,7 +69,7 @@ Result<std::vector<ConfirmRequest>> unexplained_change_points(Context& ctx, Band
     for (const auto& e : h->entries) {
       if (e.inherited_from || !e.pooled || e.runs.empty()) continue;
       entries.push_back(&e);
-      series.push_back(e.pooled->median);
+      series.push_back(e.pooled->geomean_of_run_medians);
     }
     if (static_cast<int>(series.size()) < 2 * options.min_segment + 1) continue;
     const std::vector<analysis::ChangePoint> cps = analysis::find_change_points(series, options);

@@ -39,26 +39,26 @@ std::string signed_percent(double rel) {
 // Bench progress as the job's live progress, at most once a second.
 class JobReporter : public BenchReporter {
  public:
-  JobReporter(store::Database& db, store::JobId job, json base) : db_(db), job_(job), base_(std::move(base)) {}
+  JobReporter(store::Database& db, store::JobProgress base) : db_(db), base_(std::move(base)) {}
   void stage(const std::string&) override {}
   void progress(const runner::SweepProgress& p) override {
     auto now = Clock::now();
     if (now - last_ < std::chrono::seconds(1)) return;
     last_ = now;
-    json d = base_;
-    d["point_index"] = p.point_index + 1;
-    d["points"] = p.points;
-    d["point"] = p.point;
-    d["variant"] = p.variant;
-    d["trials"] = p.trials;
-    d["elapsed_s"] = p.elapsed_s;
-    (void)store::JobProgressWriter(db_).set(job_, "run", d);  // progress is best effort
+    store::JobProgress d = base_;
+    d.step = store::JobStep::kRun;
+    d.point_index = p.point_index + 1;
+    d.points = p.points;
+    d.point = p.point;
+    d.variant = p.variant;
+    d.trials = p.trials;
+    d.elapsed_s = p.elapsed_s;
+    (void)store::JobProgressWriter(db_).set(d);  // progress is best effort
   }
 
  private:
   store::Database& db_;
-  store::JobId job_;
-  json base_;
+  store::JobProgress base_;
   Clock::time_point last_{};
 };
 
@@ -77,11 +77,11 @@ class CommitJob {
   // One run (building first when the slot does not hold the build);
   // `detail` goes into the job's live progress.
   Result<BenchOutcome> run_once(const std::string& sha, store::RunKind kind, Workbench::Lease lease,
-                                const std::string& purpose, json detail = json::object());
+                                const std::string& purpose, store::JobProgress detail = {});
   Result<int> ok_runs_of(store::CommitId commit, std::optional<store::TestbedId>* testbed);
   Status run_pinned_rerun();
   Status measure_pinned_once();
-  void progress(const std::string& step, json detail);
+  void progress(store::JobProgress progress);
   void notify(const RaisedFlagInfo& flag, const std::string& point_key);
   JobResult finish(store::JobState state, std::string message);
 
@@ -119,9 +119,10 @@ JobResult CommitJob::finish(store::JobState state, std::string message) {
   return r;
 }
 
-void CommitJob::progress(const std::string& step, json detail) {
-  detail["commit"] = sha_;
-  (void)store::JobProgressWriter(ctx_.db).set(job_.id, step, detail);
+void CommitJob::progress(store::JobProgress progress) {
+  progress.job_id = job_.id;
+  progress.commit = sha_;
+  (void)store::JobProgressWriter(ctx_.db).set(progress);  // progress is best effort
 }
 
 Result<JobResult> CommitJob::run() {
@@ -219,16 +220,17 @@ Result<int> CommitJob::ok_runs_of(store::CommitId commit, std::optional<store::T
 }
 
 Result<BenchOutcome> CommitJob::run_once(const std::string& sha, store::RunKind kind, Workbench::Lease lease,
-                                         const std::string& purpose, json detail) {
+                                         const std::string& purpose, store::JobProgress detail) {
   if (!lease.built) ctx_.workbench.forget(lease.dir);
   const std::string what =
       only_points_.empty() ? purpose
                            : purpose + " (" + std::to_string(only_points_.size()) + " of " +
                                  std::to_string(manifest_.points.size()) + " points)";
-  detail["of"] = sha;
-  detail["kind"] = store::to_string(kind);
-  detail["purpose"] = what;
-  progress(lease.built ? "run" : "build", detail);
+  detail.measuring = sha;
+  detail.run_kind = kind;
+  detail.purpose = what;
+  detail.step = lease.built ? store::JobStep::kRun : store::JobStep::kBuild;
+  progress(detail);
   BenchOptions o;
   o.repo = ctx_.options.repo;
   o.rev = sha;
@@ -241,8 +243,9 @@ Result<BenchOutcome> CommitJob::run_once(const std::string& sha, store::RunKind 
   o.seed = ctx_.options.seed;
   o.skip_build = lease.built;
   o.worktree = lease.dir;
-  detail["commit"] = sha_;
-  JobReporter reporter(ctx_.db, job_.id, detail);
+  detail.job_id = job_.id;
+  detail.commit = sha_;
+  JobReporter reporter(ctx_.db, detail);
   auto t0 = Clock::now();
   auto out = bench_commit(ctx_.db, o, reporter);
   bench_s_ += seconds_since(t0);
@@ -336,9 +339,11 @@ Result<JobResult> CommitJob::measure() {
     if (pinned_usable_) {
       if (auto s = run_pinned_rerun(); !s) return fail(s.error());
     }
+    store::JobProgress nth;
+    nth.run = index;
+    nth.runs_planned = of;
     auto out = run_once(sha_, store::RunKind::kBench, lease_b(keep),
-                        "run " + std::to_string(index) + " of " + std::to_string(of) + " of " + short_sha,
-                        {{"run", index}, {"runs_planned", of}});
+                        "run " + std::to_string(index) + " of " + std::to_string(of) + " of " + short_sha, nth);
     if (!out) return fail(out.error());
     ++runs_done_;
     if (out->status != store::RunStatus::kOk) {
@@ -455,7 +460,9 @@ Result<JobResult> CommitJob::measure() {
   }
 
   only_points_.clear();
-  progress("analyse", json::object());
+  store::JobProgress analysing;
+  analysing.step = store::JobStep::kAnalyse;
+  progress(analysing);
   if (auto s = judge_and_record(previous ? *previous : store::CommitRecord{}, previous.has_value()); !s) {
     return fail(s.error());
   }

@@ -44,7 +44,7 @@ Status store_commit_summaries(store::Database& db, store::CommitId commit, store
     s.point_id = cell.point;
     s.metric = metric;
     s.runs = static_cast<std::int64_t>(values.size());
-    s.median = analysis::commit_value(values);
+    s.geomean_of_run_medians = analysis::commit_value(values);
     if (logs.size() >= 2) {
       const analysis::TTestResult t = analysis::one_sample_t_test(logs);
       const double half = t.ci_halfwidth(0.95);

@@ -167,7 +167,11 @@ Result<bool> Watcher::work_one() {
       .add("kind", std::string(store::to_string(job.kind)))
       .add("attempt", static_cast<long long>(job.attempts))
       .add("confirm", job.options.contains("confirm") ? "yes" : "no");
-  (void)store::JobProgressWriter(ctx_.db).set(job.id, "claimed", {{"commit", job.commit_sha}});
+  store::JobProgress claimed_progress;
+  claimed_progress.job_id = job.id;
+  claimed_progress.step = store::JobStep::kClaimed;
+  claimed_progress.commit = job.commit_sha;
+  (void)store::JobProgressWriter(ctx_.db).set(claimed_progress);
   auto t0 = Clock::now();
   Result<JobResult> result = job.kind == store::JobKind::kNoise ? run_noise_job(ctx_, job) : run_commit_job(ctx_, job);
   if (!result) {
@@ -184,8 +188,12 @@ Result<bool> Watcher::work_one() {
     return false;
   }
   if (auto s = queue.finish(job.id, result->state, result->message); !s) return fail(s.error());
-  (void)store::JobProgressWriter(ctx_.db).set(job.id, std::string(store::to_string(result->state)),
-                                              {{"commit", job.commit_sha}, {"message", result->message}});
+  store::JobProgress ended;
+  ended.job_id = job.id;
+  ended.step = store::final_step(result->state).value_or(store::JobStep::kDone);
+  ended.commit = job.commit_sha;
+  ended.message = result->message;
+  (void)store::JobProgressWriter(ctx_.db).set(ended);
   const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
   ctx_.log.event("done")
       .commit(job.commit_sha)

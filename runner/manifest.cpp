@@ -123,8 +123,8 @@ Result<Manifest> parse_manifest(const json& doc, const std::string& where) {
   m.check.masked_fraction = value_or<double>(check, "masked_fraction", 0.1);
 
   const json metric = doc.value("metric", json::object());
-  m.metric.name = value_or<std::string>(metric, "name", "time_us");
-  Direction natural = m.metric.name == "time_us" ? Direction::kLowerIsBetter : Direction::kHigherIsBetter;
+  m.metric.name = value_or<std::string>(metric, "name", std::string(schemas::kDefaultMetric));
+  Direction natural = m.metric.name == schemas::kDefaultMetric ? Direction::kLowerIsBetter : Direction::kHigherIsBetter;
   if (auto it = metric.find("direction"); it != metric.end()) {
     Direction given = *it == "lower_is_better" ? Direction::kLowerIsBetter : Direction::kHigherIsBetter;
     if (given != natural) {
@@ -135,8 +135,8 @@ Result<Manifest> parse_manifest(const json& doc, const std::string& where) {
   m.metric.direction = natural;
 
   const json runs = doc.value("runs", json::object());
-  m.runs.per_commit = value_or<int>(runs, "per_commit", 3);
-  m.runs.max_per_commit = value_or<int>(runs, "max_per_commit", 8);
+  m.runs.per_commit = value_or<int>(runs, "per_commit", schemas::kDefaultRunsPerCommit);
+  m.runs.max_per_commit = value_or<int>(runs, "max_per_commit", schemas::kDefaultMaxRunsPerCommit);
   m.runs.interleave_baseline = value_or<bool>(runs, "interleave_baseline", false);
   m.runs.pinned_baseline = value_or<std::string>(runs, "pinned_baseline", "");
   if (m.runs.per_commit > m.runs.max_per_commit) {
@@ -144,7 +144,7 @@ Result<Manifest> parse_manifest(const json& doc, const std::string& where) {
   }
 
   const json noise = doc.value("noise", json::object());
-  m.default_band = value_or<double>(noise, "default_band", 0.05);
+  m.default_band = value_or<double>(noise, "default_band", schemas::kDefaultBandRel);
   return m;
 }
 

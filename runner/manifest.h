@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/result.h"
+#include "schemas/manifest_defaults.h"
 
 namespace perfwatch::runner {
 
@@ -66,16 +67,16 @@ struct Manifest {
     double masked_fraction = 0.1;
   } check;
   struct Metric {
-    std::string name = "time_us";
+    std::string name = std::string(schemas::kDefaultMetric);
     Direction direction = Direction::kLowerIsBetter;
   } metric;
   struct Runs {
-    int per_commit = 3;
-    int max_per_commit = 8;
+    int per_commit = schemas::kDefaultRunsPerCommit;
+    int max_per_commit = schemas::kDefaultMaxRunsPerCommit;
     bool interleave_baseline = false;
     std::string pinned_baseline;   // empty = none
   } runs;
-  double default_band = 0.05;
+  double default_band = schemas::kDefaultBandRel;
 
   nlohmann::json source;  // the document as read, stored with every run
 

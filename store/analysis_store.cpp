@@ -58,11 +58,11 @@ Status AnalysisWriter::put_summaries(std::span<const SummaryRecord> summaries) {
 Status AnalysisWriter::put_commit_summary(const CommitSummaryRecord& s) {
   return guard(db_, "put commit summary", [&] {
     Query q(db_,
-            "INSERT INTO commit_summaries (commit_id, testbed_id, variant, point_id, metric, runs, median, ci_low, "
-            "  ci_high, updated_at) "
-            "VALUES (:commit, :testbed, :variant, :point, :metric, :runs, :median, :ci_low, :ci_high, :now) "
+            "INSERT INTO commit_summaries (commit_id, testbed_id, variant, point_id, metric, runs, "
+            "  geomean_of_run_medians, ci_low, ci_high, updated_at) "
+            "VALUES (:commit, :testbed, :variant, :point, :metric, :runs, :geomean, :ci_low, :ci_high, :now) "
             "ON CONFLICT (commit_id, testbed_id, variant, point_id) DO UPDATE SET metric = excluded.metric, "
-            "  runs = excluded.runs, median = excluded.median, ci_low = excluded.ci_low, "
+            "  runs = excluded.runs, geomean_of_run_medians = excluded.geomean_of_run_medians, ci_low = excluded.ci_low, "
             "  ci_high = excluded.ci_high, updated_at = excluded.updated_at");
     q->bind(":commit", s.commit_id)
         .bind(":testbed", s.testbed_id)
@@ -70,7 +70,7 @@ Status AnalysisWriter::put_commit_summary(const CommitSummaryRecord& s) {
         .bind(":point", s.point_id)
         .bind(":metric", s.metric)
         .bind(":runs", s.runs)
-        .bind(":median", s.median)
+        .bind(":geomean", s.geomean_of_run_medians)
         .bind(":ci_low", s.ci_low)
         .bind(":ci_high", s.ci_high)
         .bind(":now", db_.now());

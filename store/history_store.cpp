@@ -192,7 +192,7 @@ Result<PointHistory> HistoryReader::point_history(const HistoryQuery& query) {
                      "SELECT chain.pos AS pos, c.id AS commit_id, c.sha AS sha, c.subject AS subject, "
                      "  c.author AS author, c.committed_at AS committed_at, c.inherited_from AS inherited_from, "
                      "  cs.commit_id AS pooled_commit, cs.metric AS pooled_metric, cs.runs AS pooled_runs, "
-                     "  cs.median AS pooled_median, cs.ci_low AS pooled_ci_low, cs.ci_high AS pooled_ci_high, "
+                     "  cs.geomean_of_run_medians AS pooled_geomean, cs.ci_low AS pooled_ci_low, cs.ci_high AS pooled_ci_high, "
                      "  cs.updated_at AS pooled_updated_at, "
                      "  (SELECT max(f.id) FROM flags f WHERE f.commit_id = c.id AND f.testbed_id = :testbed "
                      "     AND f.variant = :variant AND f.point_id = :point) AS flag_id, "
@@ -228,7 +228,7 @@ Result<PointHistory> HistoryReader::point_history(const HistoryQuery& query) {
                                          out.point.id,
                                          q->get<std::string>("pooled_metric"),
                                          q->get<std::int64_t>("pooled_runs"),
-                                         q->get<double>("pooled_median"),
+                                         q->get<double>("pooled_geomean"),
                                          q->get<std::optional<double>>("pooled_ci_low"),
                                          q->get<std::optional<double>>("pooled_ci_high"),
                                          q->get<UnixSeconds>("pooled_updated_at")};

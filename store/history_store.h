@@ -52,8 +52,8 @@ struct HistoryEntry {
   std::string author;
   UnixSeconds committed_at = 0;
   std::optional<CommitId> inherited_from;  // values shown are that commit's
-  std::vector<RunPoint> runs;              // its ok runs' medians, oldest first
-  std::optional<CommitSummaryRecord> pooled;
+  std::vector<RunPoint> runs;              // its ok runs' medians (of their trials), oldest first
+  std::optional<CommitSummaryRecord> pooled;  // the stored geomean of run medians, once judged
   std::optional<FlagRecord> flag;          // the newest flag at this point, if any
 };
 

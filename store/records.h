@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "schemas/manifest_defaults.h"
 #include "store/ids.h"
 
 namespace perfwatch::store {
@@ -278,8 +279,10 @@ struct SummaryRecord {
   friend bool operator==(const SummaryRecord&, const SummaryRecord&) = default;
 };
 
-// A commit's pooled value at a point: the statistic over its runs' medians
-// (the unit of evidence between commits), computed by analysis/.
+// A commit's pooled value at a point: the geometric mean of its runs'
+// medians (analysis::commit_value, the statistic commits are compared by;
+// each run's median is the median of its trials), with the 95% CI of that
+// geometric mean (a t interval on the log run medians; none under 2 runs).
 struct CommitSummaryRecord {
   CommitId commit_id = 0;
   TestbedId testbed_id = 0;
@@ -287,7 +290,7 @@ struct CommitSummaryRecord {
   PointId point_id = 0;
   std::string metric;
   std::int64_t runs = 0;
-  double median = 0;
+  double geomean_of_run_medians = 0;
   std::optional<double> ci_low;
   std::optional<double> ci_high;
   UnixSeconds updated_at = 0;
@@ -301,7 +304,7 @@ struct NoiseBandRecord {
   TestbedId testbed_id = 0;
   std::string variant;
   PointId point_id = 0;
-  double band_rel = 0.05;
+  double band_rel = schemas::kDefaultBandRel;
   std::string method;  // how it was computed, with K
   std::int64_t k_runs = 0;
   bool calibrated = false;

@@ -17,6 +17,14 @@ namespace {
 
 std::string id_text(const char* what, RowId id) { return std::string(what) + " " + std::to_string(id); }
 
+// The facts of a manifest stored with a run: one that cannot be read is a
+// damaged row (the runner validated it before storing it), not bad input.
+Result<ManifestFacts> stored_facts(const nlohmann::json& manifest, const std::string& where) {
+  auto facts = manifest_facts(manifest, where);
+  if (!facts) return fail(Error{ErrorCode::kInternal, facts.error().where, facts.error().message + " (damaged row)"});
+  return facts;
+}
+
 // Points in the order users read a sweep: by batch, heads, topk, dtype, key.
 constexpr const char* kPointOrder = "p.batch, p.heads, p.topk, p.dtype, p.key";
 
@@ -299,6 +307,34 @@ Result<RunRecord> RunReader::run(RunId id) {
     if (!q->step()) raise(ErrorCode::kNotFound, id_text("run", id) + ": no such run");
     return detail::read_run(*q);
   });
+}
+
+Result<ManifestFacts> RunReader::manifest_facts(RunId id) {
+  auto manifest = guard(db_, "read run manifest", [&] {
+    Query q(db_, "SELECT manifest_json FROM runs WHERE id = :id");
+    q->bind(":id", id);
+    if (!q->step()) raise(ErrorCode::kNotFound, id_text("run", id) + ": no such run");
+    return q->get<nlohmann::json>("manifest_json");
+  });
+  if (!manifest) return fail(manifest.error());
+  return stored_facts(*manifest, id_text("run", id) + " manifest");
+}
+
+Result<ManifestFacts> RunReader::manifest_facts_of_commit(CommitId commit) {
+  // The newest run that stored one: a later manifest may have changed the
+  // metric or the variants.
+  std::optional<RunId> run;
+  auto manifest = guard(db_, "read commit manifest", [&] {
+    Query q(db_,
+            "SELECT id, manifest_json FROM runs WHERE commit_id = :commit AND manifest_json <> '{}' "
+            "ORDER BY id DESC LIMIT 1");
+    q->bind(":commit", commit);
+    if (!q->step()) return nlohmann::json::object();
+    run = q->get<RunId>("id");
+    return q->get<nlohmann::json>("manifest_json");
+  });
+  if (!manifest) return fail(manifest.error());
+  return stored_facts(*manifest, run ? id_text("run", *run) + " manifest" : std::string());
 }
 
 Result<std::vector<RunRecord>> RunReader::runs_of_commit(CommitId commit) {

@@ -12,6 +12,7 @@
 
 #include "common/result.h"
 #include "store/database.h"
+#include "store/manifest_facts.h"
 #include "store/records.h"
 
 namespace perfwatch::store {
@@ -106,6 +107,13 @@ class RunReader {
 
   Result<RunRecord> run(RunId id);  // kNotFound if absent
   Result<std::vector<RunRecord>> runs_of_commit(CommitId commit);  // oldest first
+  // What the run's stored manifest says (store/manifest_facts.h): kNotFound
+  // for an unknown run, kInternal naming the field of a stored manifest
+  // whose facts cannot be read (a damaged row).
+  Result<ManifestFacts> manifest_facts(RunId run);
+  // The facts of the newest run of `commit` that stored a manifest; the
+  // defaults (manifest_version 0) when none did.
+  Result<ManifestFacts> manifest_facts_of_commit(CommitId commit);
   // Trials stored so far (live, also while the run is running).
   Result<std::int64_t> trial_count(RunId run);
 

@@ -9,6 +9,7 @@
 #include <httplib.h>
 
 #include "store/read_pool.h"
+#include "views/fragments.h"
 #include "web/api_error.h"
 #include "web/api_support.h"
 
@@ -55,7 +56,8 @@ class Api {
   const ServerCounters& counters_;
 };
 
-// The schema_version every API document carries.
-inline constexpr int kApiSchemaVersion = 1;
+// The schema_version every API document carries: the views' (the CLI's
+// --json answers carry the same).
+inline constexpr int kApiSchemaVersion = views::kSchemaVersion;
 
 }  // namespace perfwatch::web

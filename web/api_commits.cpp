@@ -11,12 +11,21 @@
 #include "store/repo_store.h"
 #include "store/run_store.h"
 #include "store/web_queries.h"
+#include "analysis/delta.h"
+#include "views/commits_view.h"
 #include "web/api.h"
-#include "web/json_views.h"
 
 namespace perfwatch::web {
 
 using nlohmann::json;
+using views::band_json;
+using views::comparison_json;
+using views::commit_brief;
+using views::commit_full;
+using views::number_or_null;
+using views::point_json;
+using views::pooled_json;
+using views::testbed_json;
 
 namespace {
 
@@ -49,11 +58,6 @@ std::vector<store::VariantRecord> newest_variants(store::Database& db, const std
   return {};
 }
 
-json summary_cell(const store::CommitSummaryRecord& s) {
-  return {{"median", s.median}, {"ci_low", number_or_null(s.ci_low)}, {"ci_high", number_or_null(s.ci_high)},
-          {"runs", s.runs}};
-}
-
 }  // namespace
 
 Reply Api::repos(const httplib::Request& request) {
@@ -75,47 +79,18 @@ Reply Api::repos(const httplib::Request& request) {
 }
 
 Reply Api::commits(const httplib::Request& request) {
-  QueryParams q(request.params, {"repo", "branch", "limit", "offset"});
-  int limit = static_cast<int>(q.integer("limit", 50, 1, 200));
-  int offset = static_cast<int>(q.integer("offset", 0, 0, 1000000));
+  QueryParams q(request.params, {"repo", "branch", "commit", "limit", "offset", "runs"});
+  views::CommitsRequest r;
+  r.repo = q.id("repo");
+  r.branch = q.name("branch");
+  r.commit = q.sha("commit");
+  r.limit = static_cast<int>(q.integer("limit", r.limit, 1, views::kCommitsLimitMax));
+  r.offset = static_cast<int>(q.integer("offset", 0, 0, 1000000));
+  r.runs = q.boolean("runs", false);
   WEB_CHECK_PARAMS(q);
   WEB_TRY(l, lease(pool_));
-  store::Database& db = l.db();
-  WEB_TRY(repo, resolve_repo(db, q));
-  WEB_TRY(branch, resolve_branch(db, repo, q));
-  // One more than asked says whether there is a next page.
-  WEB_TRY_STORE(list, store::HistoryReader(db).commits({repo.id, branch.name, branch.head_sha}, limit + 1, offset));
-  bool has_more = static_cast<int>(list.size()) > limit;
-  if (has_more) list.pop_back();
-
-  ShaCache shas(db);
-  json commits = json::array();
-  for (const auto& o : list) {
-    WEB_TRY(inherited, shas.sha(o.commit.inherited_from));
-    json c = commit_brief(o.commit, inherited);
-    json by_status = json::object();
-    for (const auto& [status, n] : o.runs_by_status) by_status[word(status)] = n;
-    c["status"] = {{"latest_job_state", or_null(o.latest_job_state)},
-                   {"latest_build_status", or_null(o.latest_build_status)},
-                   {"latest_run_status", or_null(o.latest_run_status)},
-                   {"runs_by_status", std::move(by_status)},
-                   {"open_regressions", o.open_regressions},
-                   {"open_improvements", o.open_improvements}};
-    c["cost"] = {{"runs", o.runs},
-                 {"trials", o.trials},
-                 {"bench_s", o.wall_s},
-                 {"build_s", o.build_s},
-                 {"total_s", o.wall_s + o.build_s}};
-    commits.push_back(std::move(c));
-  }
-  return json{{"schema_version", kApiSchemaVersion},
-              {"repo_id", repo.id},
-              {"branch", branch.name},
-              {"head_sha", branch.head_sha},
-              {"limit", limit},
-              {"offset", offset},
-              {"has_more", has_more},
-              {"commits", std::move(commits)}};
+  WEB_TRY_VIEW(view, views::commits_view(l.db(), r));
+  return views::commits_document(view);
 }
 
 Reply Api::commit(const httplib::Request& request) {
@@ -143,7 +118,7 @@ Reply Api::commit(const httplib::Request& request) {
   WEB_TRY_STORE(summaries, analysis.commit_summaries(effective));
   WEB_TRY_STORE(comparisons, analysis.comparisons_of_commit(effective));
   WEB_TRY_STORE(points, runs_reader.points());
-  WEB_TRY(facts, metric_facts_of(db, c));
+  WEB_TRY_VIEW(facts, views::facts_of_commit(db, c));
 
   auto testbed_id = pick_testbed(asked_testbed, effective_runs, summaries);
   json testbed = nullptr;
@@ -168,7 +143,7 @@ Reply Api::commit(const httplib::Request& request) {
     return c;
   };
   for (const auto& s : summaries)
-    if (testbed_id && s.testbed_id == *testbed_id) cell(s.variant, s.point_id)["value"] = summary_cell(s);
+    if (testbed_id && s.testbed_id == *testbed_id) cell(s.variant, s.point_id)["value"] = pooled_json(s);
   std::optional<store::CommitId> against;
   for (const auto& cmp : comparisons) {
     if (!testbed_id || cmp.testbed_id != *testbed_id || std::string(store::to_string(cmp.basis)) != basis) continue;
@@ -233,16 +208,16 @@ Reply Api::commit(const httplib::Request& request) {
               {"experiments", json::array()},
               {"annotations", json::array()},
               {"jobs", json::array()}};
-  for (const auto& b : builds) out["builds"].push_back(build_json(b));
-  for (const auto& r : own_runs) out["runs"].push_back(run_json(r, false));
+  for (const auto& b : builds) out["builds"].push_back(views::build_json(b));
+  for (const auto& r : own_runs) out["runs"].push_back(views::run_json(r, false));
   std::map<store::PointId, std::string> labels;
-  for (const auto& p : points) labels[p.id] = point_label(p);
-  for (const auto& f : flags) out["flags"].push_back(flag_json(f, labels[f.flag.point_id]));
+  for (const auto& p : points) labels[p.id] = views::point_label(p);
+  for (const auto& f : flags) out["flags"].push_back(views::flag_json(f, labels[f.flag.point_id]));
   for (const auto& e : experiments)
     out["experiments"].push_back({{"id", e.id}, {"hypothesis", e.hypothesis}, {"verdict", word(e.verdict)},
                                   {"source", word(e.source)}, {"candidates", e.candidates}});
-  for (const auto& a : notes) out["annotations"].push_back(annotation_json(a));
-  for (const auto& j : jobs) out["jobs"].push_back(job_json(j));
+  for (const auto& a : notes) out["annotations"].push_back(views::annotation_json(a));
+  for (const auto& j : jobs) out["jobs"].push_back(views::job_json(j));
   return out;
 }
 
@@ -305,7 +280,7 @@ Reply Api::ab(const httplib::Request& request) {
   WEB_TRY_STORE(runs, runs_reader.runs_of_commit(effective));
   WEB_TRY_STORE(summaries, store::AnalysisReader(db).commit_summaries(effective));
   WEB_TRY_STORE(points, runs_reader.points());
-  WEB_TRY(facts, metric_facts_of(db, c));
+  WEB_TRY_VIEW(facts, views::facts_of_commit(db, c));
   auto testbed_id = pick_testbed(asked_testbed, runs, summaries);
   auto variants = newest_variants(db, runs);
 
@@ -375,7 +350,7 @@ Reply Api::ab(const httplib::Request& request) {
     for (const auto& name : candidates) {
       const auto* cand = value.count({name, p.id}) ? value[{name, p.id}] : nullptr;
       json cell = {{"candidate", name},
-                   {"value", cand ? summary_cell(*cand) : json(nullptr)},
+                   {"value", cand ? pooled_json(*cand) : json(nullptr)},
                    {"delta_rel", nullptr},
                    {"band_rel", nullptr},
                    {"p_value", nullptr},
@@ -390,13 +365,14 @@ Reply Api::ab(const httplib::Request& request) {
         cell["runs"] = row.runs;
         cell["verdict"] = word(row.verdict);
         cell["from"] = "experiment";
-      } else if (base && cand && base->median > 0) {
-        cell["delta_rel"] = cand->median / base->median - 1.0;
-        cell["from"] = "medians";
+      } else if (auto delta = analysis::delta_rel(cand ? std::optional(cand->geomean_of_run_medians) : std::nullopt,
+                                                  base ? std::optional(base->geomean_of_run_medians) : std::nullopt)) {
+        cell["delta_rel"] = *delta;
+        cell["from"] = "pooled_values";
       }
       cells.push_back(std::move(cell));
     }
-    rows.push_back({{"point", point_json(p)}, {"baseline", base ? summary_cell(*base) : json(nullptr)},
+    rows.push_back({{"point", point_json(p)}, {"baseline", base ? pooled_json(*base) : json(nullptr)},
                     {"cells", std::move(cells)}});
   }
   json candidate_list = json::array();

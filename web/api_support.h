@@ -1,12 +1,11 @@
 // Shared steps of the API's handlers: leasing a connection, resolving the
-// repo / branch / commit a request is about, and what a run's manifest says
-// about the metric (its direction and the default noise band).
+// repo / branch / commit a request is about (views/lookup.h decides; these
+// read the parameters), and turning a view's error into an API error.
 #pragma once
 
 #include <expected>
 #include <filesystem>
 #include <functional>
-#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -14,6 +13,7 @@
 #include "store/database.h"
 #include "store/read_pool.h"
 #include "store/records.h"
+#include "views/lookup.h"
 #include "web/api_error.h"
 #include "web/query_params.h"
 
@@ -25,48 +25,22 @@ using Expect = std::expected<T, ApiError>;
 // A read-only connection for one request.
 Expect<store::ReadPool::Lease> lease(store::ReadPool& pool);
 
+// A view's error (views/lookup.h): kInvalidArgument -> 400 and kNotFound ->
+// 404 naming the field the view named; the rest as from_store maps them.
+ApiError from_view(const Error& error);
+
 // The repo a request is about: ?repo=<id>, or the only repo there is (400
 // when there are several and none is named, 404 for an unknown id).
 Expect<store::RepoRecord> resolve_repo(store::Database& db, QueryParams& q);
 
-// The branch: ?branch=<name>, or the repo's only branch, else "main", else
-// "master", else the one updated last. 404 for an unknown branch.
-struct Branch {
-  std::string name;
-  std::string head_sha;
-};
-Expect<Branch> resolve_branch(store::Database& db, const store::RepoRecord& repo, QueryParams& q);
+// The branch: ?branch=<name>, else views::resolve_branch's rule (the only
+// one, "main", "master", the one updated last). 404 for an unknown branch.
+Expect<views::Branch> resolve_branch(store::Database& db, const store::RepoRecord& repo, QueryParams& q);
 
 // A commit of the repo by full sha or unique prefix; `field` names the
 // parameter in errors (404 unknown, 400 ambiguous or malformed).
 Expect<store::CommitRecord> resolve_commit(store::Database& db, store::RepoId repo, const std::string& sha,
                                            const std::string& field);
-
-// What the manifest of a commit's newest run says (defaults when it has no
-// run or the manifest does not say).
-struct MetricFacts {
-  std::string metric = "time_us";
-  bool lower_is_better = true;
-  double default_band = 0.05;
-};
-MetricFacts metric_facts(const nlohmann::json& manifest);
-// The facts of `commit`'s newest run (following inheritance).
-Expect<MetricFacts> metric_facts_of(store::Database& db, const store::CommitRecord& commit);
-
-// The sha of each commit id asked for, read once per request.
-class ShaCache {
- public:
-  explicit ShaCache(store::Database& db) : db_(db) {}
-  // "" when the id is unset; the error when the read fails.
-  Expect<std::string> sha(std::optional<store::CommitId> id);
-
- private:
-  store::Database& db_;
-  std::map<store::CommitId, std::string> known_;
-};
-
-// The users' label ("C64") of every point, by id.
-Expect<std::map<store::PointId, std::string>> point_labels(store::Database& db);
 
 // The server's one read-write connection, for the few writes the API makes
 // (acknowledging a flag). Opened on first use; one writer at a time.
@@ -84,7 +58,8 @@ class Writer {
 }  // namespace perfwatch::web
 
 // Inside a handler: unwrap an Expect<T> (or a store Result<T>, mapped with
-// from_store) into `var`, returning the error as the reply.
+// from_store; or a view's Result<T>, mapped with from_view) into `var`,
+// returning the error as the reply.
 #define WEB_TRY(var, expr)                                               \
   auto var##_expect_ = (expr);                                          \
   if (!var##_expect_) return std::unexpected(std::move(var##_expect_).error()); \
@@ -93,5 +68,9 @@ class Writer {
   auto var##_result_ = (expr);                                          \
   if (!var##_result_) return std::unexpected(::perfwatch::web::from_store(var##_result_.error())); \
   auto& var = *var##_result_
+#define WEB_TRY_VIEW(var, expr)                                         \
+  auto var##_view_ = (expr);                                            \
+  if (!var##_view_) return std::unexpected(::perfwatch::web::from_view(var##_view_.error())); \
+  auto& var = *var##_view_
 #define WEB_CHECK_PARAMS(q) \
   if (!(q).ok()) return std::unexpected((q).error())

@@ -166,7 +166,7 @@ CommitSummaryRecord read_commit_summary(const Statement& s) {
   r.point_id = s.get<PointId>("point_id");
   r.metric = s.get<std::string>("metric");
   r.runs = s.get<std::int64_t>("runs");
-  r.median = s.get<double>("median");
+  r.geomean_of_run_medians = s.get<double>("geomean_of_run_medians");
   r.ci_low = s.get<std::optional<double>>("ci_low");
   r.ci_high = s.get<std::optional<double>>("ci_high");
   r.updated_at = s.get<UnixSeconds>("updated_at");

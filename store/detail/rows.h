@@ -54,7 +54,7 @@ inline constexpr const char* kSummaryColumns =
     "s.stop_reason AS stop_reason, s.computed_at AS computed_at";
 inline constexpr const char* kCommitSummaryColumns =
     "cs.commit_id AS commit_id, cs.testbed_id AS testbed_id, cs.variant AS variant, cs.point_id AS point_id, "
-    "cs.metric AS metric, cs.runs AS runs, cs.median AS median, cs.ci_low AS ci_low, cs.ci_high AS ci_high, "
+    "cs.metric AS metric, cs.runs AS runs, cs.geomean_of_run_medians AS geomean_of_run_medians, cs.ci_low AS ci_low, cs.ci_high AS ci_high, "
     "cs.updated_at AS updated_at";
 inline constexpr const char* kNoiseBandColumns =
     "nb.testbed_id AS testbed_id, nb.variant AS variant, nb.point_id AS point_id, nb.band_rel AS band_rel, "

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "schemas/schema.h"
 #include "tests/support/git_fixture.h"
 #include "tests/support/temp_dir.h"
 
@@ -61,14 +62,15 @@ TEST_F(CliTest, WatchThenQueryAcknowledgeAndConclude) {
   EXPECT_THAT(flags, HasSubstr("regression"));
   EXPECT_THAT(flags, HasSubstr("+50.0%"));
   // base got slower; w8, no longer slowed, got faster.
-  EXPECT_EQ(json::parse(pw("query flags --json")).size(), 4u);
-  json fj = json::parse(pw("query flags --kind regression --json"));
+  // --json answers are the API's documents (tests/views checks them against the API).
+  EXPECT_EQ(json::parse(pw("query flags --json"))["flags"].size(), 4u);
+  json fj = json::parse(pw("query flags --kind regression --json"))["flags"];
   ASSERT_EQ(fj.size(), 2u);
   const int id = fj[0]["id"].get<int>();
   std::string acked = pw("flags ack " + std::to_string(id) + " --reason 'expected: bigger tile' --by tester");
   EXPECT_THAT(acked, HasSubstr("acked (expected: bigger tile)"));
-  EXPECT_EQ(json::parse(pw("flags --kind regression --json")).size(), 1u);  // open ones
-  EXPECT_EQ(json::parse(pw("flags --acknowledged --json")).size(), 1u);
+  EXPECT_EQ(json::parse(pw("flags --kind regression --json"))["flags"].size(), 1u);  // open ones
+  EXPECT_EQ(json::parse(pw("flags --acknowledged --json"))["flags"].size(), 1u);
   EXPECT_NE(pw_status("flags ack 999 --reason x"), 0);
 
   // "Did we ever try num_warps=8? What happened?"
@@ -76,7 +78,7 @@ TEST_F(CliTest, WatchThenQueryAcknowledgeAndConclude) {
   EXPECT_THAT(tried, HasSubstr("num_warps=8 REJECTED: worse +"));
   EXPECT_THAT(tried, HasSubstr("time_us at b1_h16_k2048_bf16, b8_h16_k2048_bf16"));
   EXPECT_THAT(tried, HasSubstr("8 warps hide latency"));
-  json ej = json::parse(pw("query experiments --search 'bigger tile' --json"));
+  json ej = json::parse(pw("query experiments --search 'bigger tile' --json"))["experiments"];
   ASSERT_EQ(ej.size(), 1u);
   EXPECT_EQ(ej[0]["verdict"], "mixed");  // base worse, w8 (no longer slowed) better
   EXPECT_THAT(ej[0]["headlines"].dump(), HasSubstr("base REJECTED: worse +50.0% time_us"));
@@ -103,16 +105,34 @@ TEST_F(CliTest, WatchThenQueryAcknowledgeAndConclude) {
   EXPECT_THAT(latest, HasSubstr("b8_h16_k2048_bf16"));
   json lj = json::parse(pw("query runs --latest --commit " + a + " --json"));
   EXPECT_EQ(lj["commit"]["sha"], a);
+  EXPECT_EQ(lj["manifest"]["baseline"], "base");
+  json rj = json::parse(pw("query runs --commit " + b.substr(0, 10) + " --json"));
+  ASSERT_EQ(rj["commits"].size(), 1u);
+  EXPECT_EQ(rj["commits"][0]["sha"], b);
+  EXPECT_FALSE(rj["commits"][0]["runs"].empty());
   EXPECT_NE(pw_status("query runs --latest --commit 0000000000"), 0);
   json hj = json::parse(pw("query history --variant base --point b1_h16_k2048_bf16 --json"));
   ASSERT_EQ(hj["entries"].size(), 2u);
   EXPECT_FALSE(hj["entries"][1]["flag"].is_null());
+  // Both commits judged: their stored geomean of run medians, with a CI.
+  EXPECT_TRUE(hj["entries"][1]["pooled"].get<bool>());
+  EXPECT_GT(hj["entries"][1]["geomean_of_run_medians"].get<double>(), 0);
   EXPECT_THAT(pw("query history --variant base --point b1_h16_k2048_bf16"), HasSubstr("uncalibrated"));
+  EXPECT_THAT(pw("query history --variant base --point b1_h16_k2048_bf16"), HasSubstr("geometric mean"));
+  EXPECT_NE(pw_status("query history --variant base --point b7_nope"), 0);
 
   // A/A calibration, said how.
   std::string noise = pw("noise " + repo() + " --runs 3");
   EXPECT_THAT(noise, HasSubstr("A/A noise calibration of " + b.substr(0, 10) + ": 3 of 3 runs ok"));
   EXPECT_THAT(noise, HasSubstr("t(0.975, df) x s x sqrt(2/R)"));
+  json nj = json::parse(pw("noise " + repo() + " --runs 2 --json"));
+  auto noise_schema = schemas::Schema::load("cli/noise.schema.json");
+  ASSERT_TRUE(noise_schema) << noise_schema.error().to_string();
+  EXPECT_TRUE(noise_schema->validate(nj, "noise --json")) << nj.dump();
+  EXPECT_EQ(nj["schema_version"], 2);
+  EXPECT_EQ(nj["ok_runs"], 2);
+  EXPECT_EQ(nj["bands"].size(), 4u);  // 2 variants x 2 points
+  EXPECT_EQ(nj["bands"][0]["point"]["label"].get<std::string>().substr(0, 1), "C");
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "schemas/manifest_defaults.h"
+
 namespace perfwatch::schemas {
 namespace {
 
@@ -48,6 +50,25 @@ TEST(Schemas, ConditionalRequirementIsEnforced) {
   EXPECT_FALSE(schema->validate(line, "line 2").has_value());
   line["reason"] = "needs 240 KB of shared memory, the device allows 227 KB";
   EXPECT_TRUE(schema->validate(line, "line 2").has_value());
+}
+
+// The defaults the code reads from schemas/manifest_defaults.h are the ones
+// the manifest schemas declare: one value, written down twice on purpose
+// (for people in the schema, for the compiler in the header), checked here.
+TEST(Schemas, ManifestDefaultsAgreeWithTheSchemas) {
+  for (const char* path : {"manifest.schema.json", "manifest.v2.schema.json"}) {
+    auto text = file(path);
+    ASSERT_TRUE(text.has_value()) << path;
+    const json doc = json::parse(*text);
+    const json& p = doc["properties"];
+    EXPECT_EQ(p["noise"]["properties"]["default_band"]["default"].get<double>(), kDefaultBandRel) << path;
+    EXPECT_EQ(p["runs"]["properties"]["per_commit"]["default"].get<int>(), kDefaultRunsPerCommit) << path;
+    EXPECT_EQ(p["runs"]["properties"]["max_per_commit"]["default"].get<int>(), kDefaultMaxRunsPerCommit) << path;
+  }
+  const json v1 = json::parse(*file("manifest.schema.json"));
+  EXPECT_EQ(v1["properties"]["metric"]["properties"]["name"]["default"].get<std::string>(), kDefaultMetric);
+  const json v2 = json::parse(*file("manifest.v2.schema.json"));
+  EXPECT_EQ(v2["properties"]["metrics"]["default"][0]["name"].get<std::string>(), kDefaultMetric);
 }
 
 }  // namespace

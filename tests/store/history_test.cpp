@@ -70,7 +70,7 @@ class History : public ::testing::Test {
       }
       ASSERT_TRUE(analysis.put_commit_summary({.commit_id = commits_[i], .testbed_id = testbed_, .variant = "base",
                                                .point_id = b64_, .metric = "time_us", .runs = 3,
-                                               .median = base_us[i], .ci_low = base_us[i] - 1,
+                                               .geomean_of_run_medians = base_us[i], .ci_low = base_us[i] - 1,
                                                .ci_high = base_us[i] + 1}));
     }
     ASSERT_TRUE(analysis.put_noise_band({.testbed_id = testbed_, .variant = "base", .point_id = b64_,
@@ -121,7 +121,7 @@ TEST_F(History, PointHistoryInFirstParentOrderWithInheritanceFlagAndBand) {
   EXPECT_DOUBLE_EQ(h.entries[0].runs[0].median, 100.0);
   EXPECT_DOUBLE_EQ(h.entries[0].runs[2].median, 100.2);
   ASSERT_TRUE(h.entries[0].pooled.has_value());
-  EXPECT_DOUBLE_EQ(h.entries[0].pooled->median, 100.0);
+  EXPECT_DOUBLE_EQ(h.entries[0].pooled->geomean_of_run_medians, 100.0);
   // c2: its crashed run is left out.
   EXPECT_EQ(h.entries[1].runs.size(), 2u);
   // c3 touched none of the paths: it shows c2's values and says so.
@@ -129,7 +129,7 @@ TEST_F(History, PointHistoryInFirstParentOrderWithInheritanceFlagAndBand) {
   EXPECT_EQ(h.entries[2].runs.size(), 2u);
   EXPECT_EQ(h.entries[2].runs[0].run_id, runs_[2][0]);
   ASSERT_TRUE(h.entries[2].pooled.has_value());
-  EXPECT_DOUBLE_EQ(h.entries[2].pooled->median, 101.0);
+  EXPECT_DOUBLE_EQ(h.entries[2].pooled->geomean_of_run_medians, 101.0);
   EXPECT_FALSE(h.entries[2].flag.has_value());
   // c4: flagged.
   ASSERT_TRUE(h.entries[3].flag.has_value());

@@ -248,7 +248,7 @@ TEST_F(RoundTrip, CommitSummaryNoiseBandComparisonFlag) {
   PW_UNWRAP(p, runs.ensure_point(testing::point_record(8)));
 
   CommitSummaryRecord cs{.commit_id = c2, .testbed_id = tb, .variant = "base", .point_id = p, .metric = "time_us",
-                         .runs = 3, .median = 12.5, .ci_low = 12.0, .ci_high = 13.0};
+                         .runs = 3, .geomean_of_run_medians = 12.5, .ci_low = 12.0, .ci_high = 13.0};
   PW_ASSERT_OK(w.put_commit_summary(cs));
   cs.updated_at = now_;
   EXPECT_EQ(*r.commit_summary(c2, tb, "base", p), cs);

@@ -91,6 +91,20 @@ TEST_F(ApiTest, CommitsArePagedNewestFirstWithStatusAndCost) {
   EXPECT_TRUE(saw_hostile && saw_docs && saw_regression);
 }
 
+TEST_F(ApiTest, CommitsWithRunsAndOneCommit) {
+  auto page = get_valid(client(), "/api/v1/commits?runs=true&limit=3", 200, "commits");
+  ASSERT_EQ(page["commits"].size(), 3u);
+  EXPECT_EQ(page["commits"][0]["runs"].size(), 1u);  // the running head's one run so far
+  auto plain = get_valid(client(), "/api/v1/commits?limit=3", 200, "commits");
+  EXPECT_FALSE(plain["commits"][0].contains("runs"));
+  auto one = get_valid(client(), "/api/v1/commits?runs=true&commit=" + info().regression_sha.substr(0, 8), 200, "commits");
+  ASSERT_EQ(one["commits"].size(), 1u);
+  EXPECT_EQ(one["commits"][0]["sha"], info().regression_sha);
+  EXPECT_EQ(one["commits"][0]["runs"].size(), 3u);
+  EXPECT_FALSE(one["has_more"]);
+  expect_error(client(), "/api/v1/commits?commit=0000000000", 404, "not_found", "commit");
+}
+
 TEST_F(ApiTest, CommitsRejectBadParameters) {
   expect_error(client(), "/api/v1/commits?limit=0", 400, "bad_parameter", "limit");
   expect_error(client(), "/api/v1/commits?limit=abc", 400, "bad_parameter", "limit");
@@ -120,6 +134,7 @@ TEST_F(ApiTest, CommitPageHasTheTableWithVerdicts) {
     EXPECT_EQ(cell["comparison"]["verdict"], "regression");
     EXPECT_GT(cell["comparison"]["delta_rel"].get<double>(), 0.05);
     EXPECT_EQ(cell["value"]["runs"], 3);
+    EXPECT_GT(cell["value"]["geomean_of_run_medians"].get<double>(), 0);
   }
   EXPECT_EQ(doc["against"]["sha"], info().shas[3]);
   EXPECT_EQ(doc["flags"].size(), 18u);
@@ -171,8 +186,8 @@ TEST_F(ApiTest, HistoryHasEveryMeasuredCommitWithBandAndFlag) {
   for (const auto& e : doc["entries"]) {
     EXPECT_TRUE(e["pooled"]);
     EXPECT_EQ(e["runs"].size(), 3u);
-    EXPECT_LE(e["ci_low"].get<double>(), e["median"].get<double>());
-    EXPECT_GE(e["ci_high"].get<double>(), e["median"].get<double>());
+    EXPECT_LE(e["ci_low"].get<double>(), e["geomean_of_run_medians"].get<double>());
+    EXPECT_GE(e["ci_high"].get<double>(), e["geomean_of_run_medians"].get<double>());
     if (e["sha"] == info().docs_sha) {
       EXPECT_TRUE(e["inherited"]);
     }
@@ -186,7 +201,8 @@ TEST_F(ApiTest, HistoryHasEveryMeasuredCommitWithBandAndFlag) {
   }
   EXPECT_EQ(flagged, 2);  // the slowdown and its revert
   // The slowdown is in the numbers: ~12% between the 4th and 5th commits.
-  double before = doc["entries"][3]["median"], after = doc["entries"][4]["median"];
+  EXPECT_EQ(doc["statistic"], "geomean_of_run_medians");
+  double before = doc["entries"][3]["geomean_of_run_medians"], after = doc["entries"][4]["geomean_of_run_medians"];
   EXPECT_NEAR(after / before, 1.12, 0.04);
 }
 
@@ -215,9 +231,14 @@ TEST_F(ApiTest, RunTableHasEveryCellWithDeltas) {
   EXPECT_EQ(doc["run"]["trial_count"], 90);
   EXPECT_EQ(doc["variants"].size(), 3u);
   EXPECT_EQ(doc["points"].size(), 6u);
+  // What the run's manifest says, typed (schemas/store/manifest_facts.schema.json).
+  EXPECT_EQ(doc["manifest"]["baseline"], info().baseline_variant);
+  EXPECT_EQ(doc["manifest"]["cells"], 18);
+  EXPECT_EQ(doc["manifest"]["metric"], "time_us");
   ASSERT_EQ(doc["cells"].size(), 18u);
   for (const auto& c : doc["cells"]) {
     EXPECT_EQ(c["trials"], 5);
+    EXPECT_GT(c["tokens_per_s"].get<double>(), 0);
     EXPECT_EQ(c["summary"]["n"], 5);
     if (c["variant"] == info().baseline_variant) {
       EXPECT_TRUE(c["delta_vs_baseline"].is_null());
@@ -371,11 +392,17 @@ TEST_F(ApiTest, JobsShowTheRunningJobsProgress) {
   ASSERT_EQ(progress["runs"].size(), 1u);
   EXPECT_EQ(progress["runs"][0]["trials"], 5);
   EXPECT_EQ(progress["runs"][0]["cells_done"], 1);
-  EXPECT_EQ(progress["runs"][0]["cells_planned"], 18);
-  EXPECT_EQ(progress["runs_planned"], 3);
-  EXPECT_EQ(progress["step"], "run");
-  EXPECT_EQ(progress["detail"]["point"], info().point_keys[0]);
-  EXPECT_EQ(progress["detail"]["points"], 6);
+  EXPECT_EQ(progress["runs"][0]["cells_planned"], 18);  // 3 variants x 6 points, from the run's manifest facts
+  // The daemon's typed report (schemas/store/job_progress.schema.json).
+  const auto& report = progress["report"];
+  EXPECT_EQ(report["step"], "run");
+  EXPECT_EQ(report["commit"], info().running_sha);
+  EXPECT_EQ(report["run"], 1);
+  EXPECT_EQ(report["runs_planned"], 3);
+  EXPECT_EQ(report["point"], info().point_keys[0]);
+  EXPECT_EQ(report["point_index"], 1);
+  EXPECT_EQ(report["points"], 6);
+  EXPECT_EQ(report["run_kind"], "bench");
   auto running_only = get_valid(client(), "/api/v1/jobs?state=running", 200, "jobs");
   EXPECT_EQ(running_only["jobs"].size(), 1u);
   expect_error(client(), "/api/v1/jobs?state=sleeping", 400, "bad_parameter", "state");

@@ -3,7 +3,8 @@
 // starts `perfwatch serve` on it (free port), then:
 //   - the overview lists the commits, the hostile commit message is shown as
 //     text (no alert dialog, no injected element);
-//   - the history chart is drawn (uPlot canvas with pixels on it);
+//   - the history chart is drawn (uPlot canvas with pixels on it) and its
+//     legend names the statistic (the geomean of run medians);
 //   - clicking the flagged point opens that commit's page;
 //   - the negative-results page searches experiments and shows the verdicts
 //     with their evidence;
@@ -118,6 +119,12 @@ async function main() {
     });
     check(painted.width > 300 && painted.height > 200, 'the uPlot canvas has a size (' + painted.width + 'x' + painted.height + ')');
     check(painted.n > 2000, 'the uPlot canvas is not empty (' + painted.n + ' painted pixels)');
+    // The line is named by its statistic, never "median".
+    const legend = await page.locator('#history-chart .u-legend').textContent();
+    check(legend.includes('geomean of run medians') && !/\bmedian\b/.test(legend.replace('run medians', '')),
+      'the chart legend names the statistic (' + legend.trim().slice(0, 80) + ')');
+    check((await page.textContent('#value-note')).includes('geometric mean of its run medians'),
+      'the note under the chart says what the line is');
     const measured = info.shas.filter((s) => s !== info.running_sha);
     const index = measured.indexOf(info.regression_sha);
     const spot = await page.evaluate((i) => {

@@ -7,6 +7,8 @@
 #include <random>
 #include <regex>
 
+#include "analysis/compare.h"
+#include "analysis/significance.h"
 #include "analysis/summary.h"
 #include "store/analysis_store.h"
 #include "store/database.h"
@@ -64,12 +66,6 @@ std::string sha_for(std::uint64_t seed, int i) {
   std::snprintf(buf, sizeof buf, "%016llx%016llx%08x", static_cast<unsigned long long>(a),
                 static_cast<unsigned long long>(b), static_cast<unsigned>(i));
   return buf;
-}
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 ChangeVerdict verdict_for(double delta, double band) {
@@ -333,9 +329,8 @@ class Builder {
     }
     if (job) must(JobQueue(db_).finish(*job, JobState::kDone, "measured"));
 
-    // Pooled per commit: the median of the run medians, with the range of
-    // the run medians as its interval (the fixture's stand-in for the
-    // analysis' interval).
+    // Pooled per commit as the daemon pools (daemon/judge.cpp): the geometric
+    // mean of the run medians, with the 95% t interval of the log run medians.
     std::map<std::pair<std::string, PointId>, double> pooled;
     for (const auto& [key, medians] : run_medians) {
       CommitSummaryRecord cs;
@@ -345,11 +340,16 @@ class Builder {
       cs.point_id = key.second;
       cs.metric = "time_us";
       cs.runs = static_cast<std::int64_t>(medians.size());
-      cs.median = median_of(medians);
-      cs.ci_low = *std::min_element(medians.begin(), medians.end());
-      cs.ci_high = *std::max_element(medians.begin(), medians.end());
+      cs.geomean_of_run_medians = analysis::commit_value(medians);
+      if (medians.size() >= 2) {
+        std::vector<double> logs;
+        for (double m : medians) logs.push_back(std::log(m));
+        const analysis::TTestResult t = analysis::one_sample_t_test(logs);
+        cs.ci_low = std::exp(t.difference - t.ci_halfwidth(0.95));
+        cs.ci_high = std::exp(t.difference + t.ci_halfwidth(0.95));
+      }
       must(analysis.put_commit_summary(cs));
-      pooled[key] = cs.median;
+      pooled[key] = cs.geomean_of_run_medians;
     }
     return pooled;
   }
@@ -529,16 +529,22 @@ class Builder {
     info_.trials += static_cast<std::int64_t>(trials.size());
     info_.running_run = run;
     // What the daemon reports while it runs the bench.
-    must(JobProgressWriter(db_).set(job, "run",
-                                    {{"commit", sha},
-                                     {"of", sha},
-                                     {"purpose", "commit run 1/" + std::to_string(spec_.runs_per_commit)},
-                                     {"point_index", 1},
-                                     {"points", static_cast<int>(points_.size())},
-                                     {"point", info_.point_keys.front()},
-                                     {"variant", info_.baseline_variant},
-                                     {"trials", spec_.trials_per_cell},
-                                     {"elapsed_s", 1.5}}));
+    JobProgress progress;
+    progress.job_id = job;
+    progress.step = JobStep::kRun;
+    progress.commit = sha;
+    progress.measuring = sha;
+    progress.run_kind = RunKind::kBench;
+    progress.purpose = "run 1 of " + std::to_string(spec_.runs_per_commit) + " of " + sha.substr(0, 10);
+    progress.run = 1;
+    progress.runs_planned = spec_.runs_per_commit;
+    progress.point_index = 1;
+    progress.points = static_cast<int>(points_.size());
+    progress.point = info_.point_keys.front();
+    progress.variant = info_.baseline_variant;
+    progress.trials = spec_.trials_per_cell;
+    progress.elapsed_s = 1.5;
+    must(JobProgressWriter(db_).set(progress));
   }
 
   Database& db_;

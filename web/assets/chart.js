@@ -1,8 +1,12 @@
-// The history chart of one variant x point, drawn with uPlot: the commit's
-// median as a line with points, its CI as whiskers, the noise band shaded
-// (for each commit: the previous commit's value +- the band, the zone a
-// change must leave to be flagged), flagged commits marked. Clicking a point
-// calls onPick(entry).
+// The history chart of one variant x point, drawn with uPlot: each commit's
+// value -- the geometric mean of its run medians (history.statistic), the
+// statistic commits are compared by -- as a line with points, its 95% CI as
+// whiskers, the noise band shaded (for each commit: the previous commit's
+// value +- the band, the zone a change must leave to be flagged), flagged
+// commits marked. Clicking a point calls onPick(entry).
+
+// What the line is, in the legend and the tooltip.
+export const VALUE_LABEL = 'geomean of run medians';
 
 const COLORS = {
   line: '#2563eb',
@@ -24,10 +28,10 @@ function bandEdges(entries, bandRel) {
   const low = [], high = [];
   let previous = null;
   for (const e of entries) {
-    const ref = previous ?? e.median;
+    const ref = previous ?? e.geomean_of_run_medians;
     low.push(ref === null ? null : ref * (1 - bandRel));
     high.push(ref === null ? null : ref * (1 + bandRel));
-    if (e.median !== null) previous = e.median;
+    if (e.geomean_of_run_medians !== null) previous = e.geomean_of_run_medians;
   }
   return {low, high};
 }
@@ -35,12 +39,12 @@ function bandEdges(entries, bandRel) {
 export function drawHistory(container, history, {width, height, onPick}) {
   const entries = history.entries;
   const xs = entries.map((_, i) => i);
-  const medians = entries.map((e) => e.median);
+  const values = entries.map((e) => e.geomean_of_run_medians);
   const edges = bandEdges(entries, history.band.band_rel);
 
   let lo = Infinity, hi = -Infinity;
   entries.forEach((e, i) => {
-    for (const v of [e.median, e.ci_low, e.ci_high, edges.low[i], edges.high[i]]) {
+    for (const v of [e.geomean_of_run_medians, e.ci_low, e.ci_high, edges.low[i], edges.high[i]]) {
       if (v !== null && Number.isFinite(v)) {
         lo = Math.min(lo, v);
         hi = Math.max(hi, v);
@@ -91,9 +95,9 @@ export function drawHistory(container, history, {width, height, onPick}) {
     });
     const size = 6 * px;
     entries.forEach((e, i) => {
-      if (!e.flag || e.median === null) return;
+      if (!e.flag || e.geomean_of_run_medians === null) return;
       const x = u.valToPos(i, 'x', true);
-      const y = u.valToPos(e.ci_high ?? e.median, 'y', true) - 4 * px;
+      const y = u.valToPos(e.ci_high ?? e.geomean_of_run_medians, 'y', true) - 4 * px;
       ctx.fillStyle = flagColor(e.flag);
       ctx.beginPath();
       ctx.moveTo(x, y);
@@ -123,12 +127,20 @@ export function drawHistory(container, history, {width, height, onPick}) {
     ],
     series: [
       {label: 'commit', value: (u, v) => (v === null || !entries[v] ? '–' : entries[v].short_sha + ' ' + entries[v].subject)},
-      {label: 'median', stroke: COLORS.line, width: 1.5, spanGaps: true, points: {show: true, size: 5, fill: COLORS.line},
-        value: (u, v) => (v === null ? '–' : v.toFixed(3))},
+      {label: VALUE_LABEL, stroke: COLORS.line, width: 1.5, spanGaps: true, points: {show: true, size: 5, fill: COLORS.line},
+        // The tooltip says how many runs it pools, and when the commit is not
+        // judged yet (the same statistic over the runs listed, no CI).
+        value: (u, v, si, i) => {
+          if (v === null) return '–';
+          const e = i === null || i === undefined ? null : entries[i];
+          if (!e) return v.toFixed(3);
+          return v.toFixed(3) + ' (' + e.runs.length + ' run' + (e.runs.length === 1 ? '' : 's') +
+            (e.pooled ? (e.ci_low !== null ? ', 95% CI ' + e.ci_low.toFixed(3) + '–' + e.ci_high.toFixed(3) : '') : ', not judged yet') + ')';
+        }},
     ],
     hooks: {drawAxes: [drawBand], draw: [drawMarks]},
   };
-  const u = new window.uPlot(opts, [xs, medians], container);
+  const u = new window.uPlot(opts, [xs, values], container);
   // A click (not a drag) on the plot opens the commit under the cursor.
   u.over.addEventListener('click', () => {
     const i = u.cursor.idx;

@@ -23,12 +23,12 @@ export async function ab(ctx) {
     header2.push({text: 'candidate'}, {text: 'Δ%'});
   }
   const rows = doc.rows.map((r) => {
-    const out = [{node: el('span', {title: r.point.key, text: r.point.label})}, fmt.value(r.baseline ? r.baseline.median : null)];
+    const out = [{node: el('span', {title: r.point.key, text: r.point.label})}, fmt.value(r.baseline ? r.baseline.geomean_of_run_medians : null)];
     for (const cell of r.cells) {
       const title = cell.from === 'experiment'
         ? 'paired over ' + cell.runs + ' runs: band ' + fmt.band(cell.band_rel) + ', p = ' + fmt.pValue(cell.p_value) + ' — ' + cell.verdict.replace('_', ' ')
-        : 'ratio of pooled medians; no verdict';
-      out.push(fmt.value(cell.value ? cell.value.median : null),
+        : 'ratio of the geomeans of run medians; no verdict';
+      out.push(fmt.value(cell.value ? cell.value.geomean_of_run_medians : null),
         {node: fmt.percent(cell.delta_rel), class: 'cell ' + fmt.verdictClass(cell.verdict), title});
     }
     return out;
@@ -42,8 +42,8 @@ export async function ab(ctx) {
     el('h1', {}, 'A/B at ', commitLink(doc.commit.sha), ' ', el('span', {class: 'subject', text: doc.commit.subject})),
     form,
     doc.rows.length
-      ? section('Variants across the sweep (' + unit + ')', table([header1, header2], rows, {class: 'data matrix', id: 'ab-table'}),
-        el('p', {class: 'muted', text: 'Δ% = candidate / baseline − 1. Coloured cells carry the experiment\'s verdict at that point (grey: within noise); uncoloured: medians only.'}))
+      ? section('Variants across the sweep (' + unit + '; each value the geomean of the commit\'s run medians)', table([header1, header2], rows, {class: 'data matrix', id: 'ab-table'}),
+        el('p', {class: 'muted', text: 'Δ% = candidate / baseline − 1. Coloured cells carry the experiment\'s verdict at that point (grey: within noise); uncoloured: the ratio of the two values only.'}))
       : message('info', 'This commit has no values yet.'),
     hypotheses.length ? section('What each candidate tried', el('ul', {}, hypotheses)) : null);
 }

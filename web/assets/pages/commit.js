@@ -18,10 +18,10 @@ function changeTable(doc) {
     ...t.variants.map((v) => {
       const c = cellOf(doc, v.name, p.id);
       if (!c) return {text: '–'};
-      const value = c.value ? fmt.value(c.value.median) : '–';
+      const value = c.value ? fmt.value(c.value.geomean_of_run_medians) : '–';
       const cmp = c.comparison;
       if (!cmp) return {node: el('span', {}, value, el('a', {class: 'hist', href: route('/history', {variant: v.name, point: p.key}), title: 'history', text: ' ↗'})), class: 'v-none'};
-      const title = 'vs ' + (doc.against ? doc.against.short_sha : 'previous') + ': ratio ' + fmt.value(cmp.ratio) +
+      const title = (c.value ? 'geomean of ' + c.value.runs + ' run medians; ' : '') + 'vs ' + (doc.against ? doc.against.short_sha : 'previous') + ': ratio ' + fmt.value(cmp.ratio) +
         ', 95% CI [' + fmt.value(cmp.ci_low) + ', ' + fmt.value(cmp.ci_high) + '], p = ' + fmt.pValue(cmp.p_value) +
         ', band ' + fmt.band(cmp.band_rel) + ', runs ' + cmp.runs + ' vs ' + cmp.against_runs + ' — ' + cmp.verdict.replace('_', ' ');
       return {
@@ -95,7 +95,7 @@ export async function commit(ctx) {
 
   ctx.root.replaceChildren(
     header,
-    section('Variants × sweep points (' + fmt.metricUnit(doc.metric) + ', change vs the previous measured commit)',
+    section('Variants × sweep points (' + fmt.metricUnit(doc.metric) + ': geomean of run medians; change vs the previous measured commit)',
       changeTable(doc),
       el('p', {class: 'legend'}, el('span', {class: 'cell v-regression', text: 'regression'}), ' ',
         el('span', {class: 'cell v-improvement', text: 'improvement'}), ' ',

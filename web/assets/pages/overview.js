@@ -12,23 +12,24 @@ function runningPanel(jobs) {
   const summary = el('p', {class: 'muted'},
     running.length ? '' : 'Nothing is being measured now. ', queued + ' job' + (queued === 1 ? '' : 's') + ' queued.');
   const items = running.map((j) => {
-    const p = j.progress || {runs: []};
-    const d = p.detail || {};
+    // The daemon's typed report (schemas/store/job_progress.schema.json).
+    const p = j.progress || {runs: [], report: null};
+    const d = p.report || {};
     const lines = [];
     const head = [el('strong', {}, 'Measuring '), commitLink(j.commit_sha)];
-    if (p.step) head.push(' — ', badge(p.step));
+    if (d.step) head.push(' — ', badge(d.step));
     if (d.purpose) head.push(' ', el('span', {text: d.purpose}));
     lines.push(el('div', {}, head));
     if (d.points) {
       lines.push(el('div', {class: 'muted'},
         'point ' + d.point_index + ' of ' + d.points + (d.point ? ' (' + d.point + ')' : '') +
-        (d.variant ? ', variant ' + d.variant : '') + (d.trials !== undefined ? ', ' + d.trials + ' trials' : '') +
-        (d.elapsed_s !== undefined ? ', ' + fmt.seconds(d.elapsed_s) : '')));
+        (d.variant ? ', variant ' + d.variant : '') + (d.trials !== null ? ', ' + d.trials + ' trials' : '') +
+        (d.elapsed_s !== null ? ', ' + fmt.seconds(d.elapsed_s) : '')));
     }
     p.runs.forEach((r, i) => {
       const planned = r.cells_planned || null;
       lines.push(el('div', {class: 'progress-line'},
-        el('span', {text: 'run ' + (i + 1) + (p.runs_planned ? ' of ' + p.runs_planned : '') + ' '}),
+        el('span', {text: 'run ' + (i + 1) + (d.runs_planned ? ' of ' + d.runs_planned : '') + ' '}),
         el('progress', {max: planned || 1, value: planned ? Math.min(r.cells_done, planned) : 0}),
         el('span', {class: 'muted', text: ' ' + r.cells_done + (planned ? '/' + planned : '') + ' cells, ' + r.trials + ' trials stored'})));
     });

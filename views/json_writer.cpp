@@ -1,10 +1,10 @@
-#include "web/json_writer.h"
+#include "views/json_writer.h"
 
 #include <cassert>
 #include <charconv>
 #include <cmath>
 
-namespace perfwatch::web {
+namespace perfwatch::views {
 
 namespace {
 
@@ -175,4 +175,4 @@ JsonWriter& JsonWriter::null() {
   return *this;
 }
 
-}  // namespace perfwatch::web
+}  // namespace perfwatch::views

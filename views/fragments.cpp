@@ -1,8 +1,10 @@
-#include "web/json_views.h"
+#include "views/fragments.h"
 
 #include <cmath>
 
-namespace perfwatch::web {
+#include "analysis/delta.h"
+
+namespace perfwatch::views {
 
 using nlohmann::json;
 
@@ -20,11 +22,6 @@ std::string word(auto e) { return std::string(store::to_string(e)); }
 json number_or_null(const std::optional<double>& value) {
   if (!value || !std::isfinite(*value)) return nullptr;
   return *value;
-}
-
-std::string point_label(const store::PointRecord& point) {
-  if (point.batch) return "C" + std::to_string(*point.batch);
-  return point.key;
 }
 
 json commit_brief(const store::CommitRecord& c, const std::string& inherited_from_sha) {
@@ -58,6 +55,13 @@ json point_json(const store::PointRecord& p) {
 json band_json(const store::NoiseBandRecord& b) {
   return {{"band_rel", b.band_rel}, {"calibrated", b.calibrated}, {"source", word(b.source)},
           {"method", b.method},     {"k_runs", b.k_runs},         {"updated_at", b.updated_at}};
+}
+
+json pooled_json(const store::CommitSummaryRecord& s) {
+  return {{"geomean_of_run_medians", s.geomean_of_run_medians},
+          {"ci_low", number_or_null(s.ci_low)},
+          {"ci_high", number_or_null(s.ci_high)},
+          {"runs", s.runs}};
 }
 
 json default_band_json(double band_rel) {
@@ -221,8 +225,7 @@ json annotation_json(const store::AnnotationRecord& a) {
 }
 
 json comparison_json(const store::ComparisonRecord& c) {
-  std::optional<double> delta;
-  if (c.ratio) delta = *c.ratio - 1.0;
+  const std::optional<double> delta = analysis::delta_rel_of_ratio(c.ratio);
   return {{"id", c.id},
           {"against_commit_id", c.against_commit_id},
           {"basis", word(c.basis)},
@@ -241,4 +244,4 @@ json comparison_json(const store::ComparisonRecord& c) {
           {"verdict", word(c.verdict)}};
 }
 
-}  // namespace perfwatch::web
+}  // namespace perfwatch::views

@@ -1,7 +1,8 @@
-// How the store's records appear in the API's JSON. One function per record;
-// the shapes are the definitions in schemas/api/common.schema.json. Optional
-// values become null; every text is passed through as data (escaping is the
-// client's job: the dashboard only ever sets textContent).
+// How the store's records appear inside the documents the views build (the
+// API's answers and the CLI's --json): one function per record, the shapes
+// of the definitions in schemas/api/common.schema.json. Optional values
+// become null; every text is passed through as data (escaping is the
+// printer's job: the dashboard only ever sets textContent).
 #pragma once
 
 #include <string>
@@ -14,12 +15,15 @@
 #include "store/queue_store.h"
 #include "store/records.h"
 #include "store/run_store.h"
+#include "views/lookup.h"
 
-namespace perfwatch::web {
+namespace perfwatch::views {
 
-// The users' name for a sweep point: "C64" (concurrency = batch) when the
-// point has a batch, else its key.
-std::string point_label(const store::PointRecord& point);
+// The schema_version every document of the views carries (the API's answers
+// and the CLI's --json; schemas/api/). A change that breaks a reader
+// increments it: 2 named the pooled value geomean_of_run_medians and typed
+// the jobs' progress.
+inline constexpr int kSchemaVersion = 2;
 
 // A commit in a list: id, sha, short sha, subject, author, time, inheritance,
 // trailers. `inherited_from_sha` is the sha of the commit whose results it
@@ -46,8 +50,11 @@ nlohmann::json check_json(const store::CheckRecord& check);
 nlohmann::json job_json(const store::JobRecord& job);
 nlohmann::json annotation_json(const store::AnnotationRecord& note);
 nlohmann::json comparison_json(const store::ComparisonRecord& comparison);
+// A commit's pooled value at a point: {"geomean_of_run_medians", "ci_low",
+// "ci_high", "runs"} (the geometric mean of its runs' medians and its 95% CI).
+nlohmann::json pooled_json(const store::CommitSummaryRecord& pooled);
 
 // An optional number as JSON (null when absent or not finite).
 nlohmann::json number_or_null(const std::optional<double>& value);
 
-}  // namespace perfwatch::web
+}  // namespace perfwatch::views

@@ -21,7 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace perfwatch::web {
+namespace perfwatch::views {
 
 class JsonWriter {
  public:
@@ -57,4 +57,4 @@ class JsonWriter {
 // Appends `text` as a JSON string literal (quotes included).
 void append_json_string(std::string& out, std::string_view text);
 
-}  // namespace perfwatch::web
+}  // namespace perfwatch::views

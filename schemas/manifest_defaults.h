@@ -1,0 +1,26 @@
+// The manifest's defaults that more than the runner reads. The manifest
+// schemas (manifest.schema.json, manifest.v2.schema.json) declare the same
+// values as "default"; schemas_test checks that they agree, so a default is
+// changed here and in the schemas, nowhere else.
+//
+// Header-only constants: every part may include this, analysis/ too (it stays
+// standard-library only).
+#pragma once
+
+#include <string_view>
+
+namespace perfwatch::schemas {
+
+// noise.default_band: the relative half-width of the band used until a point
+// is calibrated (0.05 = +-5%).
+inline constexpr double kDefaultBandRel = 0.05;
+
+// metric.name in version 1 (version 2: the first declared metric, whose
+// default is the same).
+inline constexpr std::string_view kDefaultMetric = "time_us";
+
+// runs.per_commit and runs.max_per_commit.
+inline constexpr int kDefaultRunsPerCommit = 3;
+inline constexpr int kDefaultMaxRunsPerCommit = 8;
+
+}  // namespace perfwatch::schemas
