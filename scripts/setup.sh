@@ -9,6 +9,7 @@ packages=(
   libcpp-httplib-dev nlohmann-json3-dev libvalijson-dev
   libboost-dev libboost-filesystem-dev
   libgtest-dev libgmock-dev libcli11-dev libssl-dev
+  libbenchmark-dev  # the Google Benchmark suite the google-benchmark adapter's tests build
 )
 # The browser test drives Debian's chromium; only the test command needs it.
 if [[ "${1:-}" == "--with-browser" ]]; then
