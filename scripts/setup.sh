@@ -10,6 +10,7 @@ packages=(
   libboost-dev libboost-filesystem-dev
   libgtest-dev libgmock-dev libcli11-dev libssl-dev
   python3  # the Python bench kit's tests (tests/kit); not certain on a minimal Debian 12
+  libbenchmark-dev  # the Google Benchmark suite the google-benchmark adapter's tests build
 )
 # The browser test drives Debian's chromium; only the test command needs it.
 if [[ "${1:-}" == "--with-browser" ]]; then
