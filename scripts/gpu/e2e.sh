@@ -140,8 +140,11 @@ left_s() { echo $(( deadline_s - pack_reserve_s - (SECONDS - start_s) )); }
 
 # limited CAP_S CMD...: CMD under min(CAP_S, what is left); SIGTERM first
 # (perfwatch stops between runs, keeping what it measured), SIGKILL 20 s later.
+# The caps keep one slow phase from starving the next on the GPU machine;
+# with --cpu (a test on a slow machine) only the deadline counts.
 limited() {
   local cap=$1; shift
+  if [[ $force_cpu == yes ]]; then cap=$deadline_s; fi
   local left; left=$(left_s)
   if (( left < 30 )); then echo "e2e.sh: no time left (${left} s) for: $*" >&2; return 124; fi
   (( cap < left )) || cap=$left
