@@ -5,8 +5,9 @@
 # histories, chosen by the backend found: the CUDA one where nvcc and a GPU
 # are present (nvidia-smi lists one), the CPU one elsewhere.
 #
-# usage: scripts/demo_repo.sh [--backend auto|cpu|cuda] [DEMO_DIR]
+# usage: scripts/demo_repo.sh [--backend auto|cpu|cuda] [--history-only] [DEMO_DIR]
 #        scripts/demo_repo.sh --print-backend      (prints cpu or cuda)
+#   --history-only    make the history (if absent) and stop: no watch, no perfwatch needed
 #   DEMO_DIR          default .perfwatch/demo (CPU), .perfwatch/demo-cuda (CUDA)
 #   PERFWATCH=path/to/perfwatch   the binary (default: build/perfwatch)
 #   PERFWATCH_DEMO_BACKEND        what --backend says (default auto)
@@ -44,13 +45,15 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 perfwatch=${PERFWATCH:-"$root/build/perfwatch"}
 backend=${PERFWATCH_DEMO_BACKEND:-auto}
 print_backend=no
+history_only=no
 while [ $# -gt 0 ]; do
   case "$1" in
     --backend) [ $# -ge 2 ] || { echo "demo_repo.sh: --backend needs auto, cpu or cuda" >&2; exit 2; }
                backend=$2; shift 2 ;;
     --backend=*) backend=${1#--backend=}; shift ;;
     --print-backend) print_backend=yes; shift ;;
-    -*) echo "demo_repo.sh: unknown option $1 (usage: demo_repo.sh [--backend auto|cpu|cuda] [DEMO_DIR])" >&2; exit 2 ;;
+    --history-only) history_only=yes; shift ;;
+    -*) echo "demo_repo.sh: unknown option $1 (usage: demo_repo.sh [--backend auto|cpu|cuda] [--history-only] [DEMO_DIR])" >&2; exit 2 ;;
     *) break ;;
   esac
 done
@@ -77,7 +80,7 @@ fi
 repo="$demo/repo"
 db="$demo/perfwatch.db"
 
-if [ ! -x "$perfwatch" ]; then
+if [ "$history_only" = no ] && [ ! -x "$perfwatch" ]; then
   echo "demo_repo.sh: $perfwatch not found: build perfwatch first (or set PERFWATCH)" >&2
   exit 2
 fi
@@ -256,6 +259,11 @@ elif [ -f "$repo/perfwatch.json" ]; then
     echo "demo_repo.sh: $repo holds the $made history, not the $backend one: give another DEMO_DIR or remove $demo" >&2
     exit 2
   fi
+fi
+
+if [ "$history_only" = yes ]; then
+  echo "$repo"
+  exit 0
 fi
 
 first=$(git -C "$repo" rev-list --max-parents=0 HEAD)
