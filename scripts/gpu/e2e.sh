@@ -186,6 +186,17 @@ snapshot() {
       commit -q -m "snapshot for the end-to-end run: $rev"
 }
 
+# jobs_failed LOG TXT: a watch exits 0 when a commit's build or bench failed
+# (the queue moves on); such jobs are the phase's failure. Their done lines
+# go to TXT; returns 1 if there was one.
+jobs_failed() {
+  local failed
+  failed=$(grep -E 'step=done .*status=failed' "$1" 2>/dev/null)
+  [[ -n $failed ]] || return 0
+  { echo; echo "(e2e.sh: jobs that failed, from the watch's log:)"; echo "$failed"; } >> "$2"
+  return 1
+}
+
 # summary DB: the commits, the newest run's table, flags, experiments.
 summary() {
   local db=$1
@@ -211,6 +222,7 @@ phase_demo() {
     } >> "$out/demo.txt" 2>> "$work/logs/demo.log"
   fi
   copy_db "$dir/perfwatch.db" "$out/demo.db"
+  if ! jobs_failed "$work/logs/demo.log" "$out/demo.txt" && (( rc == 0 )); then rc=3; fi
   return "$rc"
 }
 
@@ -244,7 +256,15 @@ phase_noise() {
   limited 300 "$perfwatch" --db "$dir/perfwatch.db" noise --repo "$work/self" --runs "$runs" "${manifest[@]}" \
     >> "$out/noise.txt" 2> "$work/logs/noise.log"
   rc=$?
-  { echo; echo "== the runs =="; "$perfwatch" --db "$dir/perfwatch.db" query runs; } >> "$out/noise.txt" 2>> "$work/logs/noise.log"
+  # The K runs, and each one's table: the run medians the band comes from.
+  local sha; sha=$(git -C "$work/self" rev-parse HEAD)
+  {
+    echo; echo "== the runs =="
+    "$perfwatch" --db "$dir/perfwatch.db" query runs --commit "$sha"
+    for id in $("$perfwatch" --db "$dir/perfwatch.db" query runs --commit "$sha" | awk 'NR > 1 && $2 ~ /^[0-9]+$/ {print $2}'); do
+      echo; "$perfwatch" --db "$dir/perfwatch.db" query runs --run "$id"
+    done
+  } >> "$out/noise.txt" 2>> "$work/logs/noise.log"
   copy_db "$dir/perfwatch.db" "$out/noise.db"
   return "$rc"
 }
@@ -271,6 +291,7 @@ phase_triton() {
     copy_db "$dir/perfwatch.db" "$out/triton.db"
   fi
   if (( rc != 0 )); then { echo; echo "(e2e.sh: the watch ended with $rc; its log is logs/triton.log)"; tail -n 20 "$work/logs/triton.log"; } >> "$out/triton.txt"; fi
+  if ! jobs_failed "$work/logs/triton.log" "$out/triton.txt" && (( rc == 0 )); then rc=3; fi
   return "$rc"
 }
 
@@ -291,7 +312,9 @@ for p in "${phases[@]}"; do
   esac
   rc=$?
   status=ok
-  if (( rc == 124 || rc == 137 )); then status="stopped at the deadline"; elif (( rc != 0 )); then status="failed"; fi
+  if (( rc == 124 || rc == 137 )); then status="stopped at the deadline"
+  elif (( rc == 3 )); then status="failed: a commit's job failed (its summary says which)"
+  elif (( rc != 0 )); then status="failed"; fi
   note "phase $p: $status (exit $rc), wall $((SECONDS - t)) s"
 done
 
