@@ -173,7 +173,8 @@ snapshot() {
   mkdir -p "$dest"
   local rev="a checkout without git history"
   if git -C "$root" rev-parse HEAD >/dev/null 2>&1; then
-    rev="$(git -C "$root" rev-parse HEAD) and its uncommitted changes"
+    rev=$(git -C "$root" rev-parse HEAD)
+    if [[ -n $(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null) ]]; then rev+=" and its uncommitted changes"; fi
     git -C "$root" ls-files -z -co --exclude-standard |
       tar -C "$root" --null -T - --ignore-failed-read -cf - | tar -C "$dest" -xf -
   else
