@@ -27,13 +27,15 @@
 #   1. baseline: kernels/ with one variant, bt16_w4_s2 at target_ctas 240
 #   2. a tuning change that really slows the CUDA kernel down: the bt16 x
 #      4-warp kernels register-capped for 4 CTAs an SM instead of 3
-#      (kernels/cuda/cuda_tuning.h; 128 registers, spills: 10..35 % slower on
-#      the H200, kernels/BENCHMARKS.md experiment 9), with a Perf-Hypothesis
-#      trailer -- perfwatch must flag it and reject it
+#      (kernels/cuda/cuda_tuning.h; 128 registers and spills: on the H200
+#      bt16_w4_s2 at target_ctas 240 was 33..35 % slower at C64 and C80,
+#      kernels/BENCHMARKS.md experiment 9), with a Perf-Hypothesis trailer --
+#      perfwatch must flag it and reject it
 #   3. its revert
-#   4. a second variant in the manifest, bt32_w4_s2 at target_ctas 240: on the
-#      H200 about 29 % faster at C1 and 36 % slower at C96 (nsplit 3 leaves a
-#      second wave there) -- a mixed verdict
+#   4. a second variant in the manifest, bt32_w4_s2 at target_ctas 240: in the
+#      H200 sweep of kernels/BENCHMARKS.md 29 % faster than the baseline at C1
+#      and 36 % slower at C96 (nsplit 3: 288 CTAs, a second wave at 2 an SM),
+#      within a few % between -- a mixed verdict
 #   5. a comment-only change in kernels/cuda/cuda_tuning.h (rebuilt and
 #      measured: the same code again, so any flag there is a false positive)
 #   6. a docs-only commit (inherits)
