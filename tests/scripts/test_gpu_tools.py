@@ -76,7 +76,8 @@ class Artefacts(unittest.TestCase):
     @unittest.skipUnless(HAVE_BROWSER, "needs node, chromium (PERFWATCH_CHROMIUM) and web/node_modules/playwright-core")
     def test_artefacts_write_the_summary_and_a_drawn_chart(self):
         out = os.path.join(self.tmp, "artefacts")
-        before = open(self.db, "rb").read()
+        with open(self.db, "rb") as f:
+            before = f.read()
         run = subprocess.run(["bash", os.path.join(ROOT, "scripts", "gpu", "artefacts.sh"), self.db, out, "cuda"],
                              capture_output=True, text=True, timeout=180,
                              env=dict(os.environ, PERFWATCH=PERFWATCH, CHROMIUM=CHROMIUM))
@@ -89,7 +90,8 @@ class Artefacts(unittest.TestCase):
         self.assertGreater(len(png), 20000)  # a chart, its notes and the flagged table, not a blank page
         with open(os.path.join(out, "summary.txt")) as f:
             self.assertIn("== flags ==", f.read())
-        self.assertEqual(open(self.db, "rb").read(), before, "the database brought back is left as it came")
+        with open(self.db, "rb") as f:
+            self.assertEqual(f.read(), before, "the database brought back is left as it came")
 
     @unittest.skipUnless(HAVE_BROWSER, "needs node, chromium (PERFWATCH_CHROMIUM) and web/node_modules/playwright-core")
     def test_screenshot_refuses_an_unknown_variant(self):
