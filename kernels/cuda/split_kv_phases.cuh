@@ -28,18 +28,11 @@
 
 #include <cstdint>
 
+#include "cuda_tuning.h"
 #include "device_ops.cuh"
 #include "kernel_table.h"
 #include "launch_plan.h"
 #include "mla/problem.h"
-
-// Experiment knobs, set with the CMake cache variable MLA_CUDA_DEFINES (the
-// device script builds a copy per experiment and times it beside the
-// default build; kernels/BENCHMARKS.md records each). Defaults are the
-// shipped kernel.
-#ifndef MLA_EXP_BT16_W4_MIN_BLOCKS
-#define MLA_EXP_BT16_W4_MIN_BLOCKS 3  // CTAs an SM the bt16 x 4-warp kernels are register-capped for
-#endif
 
 namespace mla::cuda {
 
@@ -75,10 +68,11 @@ struct SplitConfig {
   static constexpr int kLanesPerRow = 32 / kSoftmaxRowsPerWarp;
   static constexpr int kColsPerLane = BlockT / kLanesPerRow;
   // Register cap for the CTAs a multiprocessor should hold (H200 shared
-  // memory allows them): bt16 x 4 warps three, 8 warps at bt16/bt32 two, 16-row
-  // tiles only (without it a few more registers cost a CTA an SM).
+  // memory allows them): bt16 x 4 warps cuda_tuning.h's kBt16W4MinBlocks
+  // (three), 8 warps at bt16/bt32 two, 16-row tiles only (without it a few
+  // more registers cost a CTA an SM).
   static constexpr int kMinBlocks =
-      BlockH != 16 ? 1 : NumWarps == 8 ? (BlockT <= 32 ? 2 : 1) : (BlockT == 16 ? MLA_EXP_BT16_W4_MIN_BLOCKS : 1);
+      BlockH != 16 ? 1 : NumWarps == 8 ? (BlockT <= 32 ? 2 : 1) : (BlockT == 16 ? tuning::kBt16W4MinBlocks : 1);
 
   static_assert(kDimLatent % (16 * NumWarps) == 0, "latent columns must split into 16-wide k-steps");
   static_assert(NumWarps >= kRopeKSteps, "the rope k-steps go one to a warp");

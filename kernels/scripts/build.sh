@@ -2,7 +2,9 @@
 # Builds kernels/ the way perfwatch.json asks: with the CUDA backend where a
 # GPU and nvcc are present, the CPU backend alone elsewhere (nvcc without a GPU
 # would only cost minutes of compiling for a binary that cannot run them).
-# PERFWATCH_CUDA=ON or OFF overrides the choice.
+# PERFWATCH_CUDA=ON or OFF overrides the choice; MLA_CUDA_ARCHS (e.g. 90)
+# builds for those architectures only instead of the default sm_90 and sm_120
+# (the GPU demo builds for the GPU it found: half the compile time).
 #
 # usage: kernels/scripts/build.sh [BUILD_DIR]     (default build/kernels)
 set -eu
@@ -22,6 +24,8 @@ fi
 
 generator=""
 if command -v ninja >/dev/null 2>&1; then generator="-G Ninja"; fi
+archs=""
+if [ -n "${MLA_CUDA_ARCHS:-}" ]; then archs="-DMLA_CUDA_ARCHS=$MLA_CUDA_ARCHS"; fi
 # shellcheck disable=SC2086
-cmake -S "$source_dir" -B "$build_dir" $generator -DCMAKE_BUILD_TYPE=Release -DMLA_ENABLE_CUDA="$cuda"
+cmake -S "$source_dir" -B "$build_dir" $generator -DCMAKE_BUILD_TYPE=Release -DMLA_ENABLE_CUDA="$cuda" ${archs:+"$archs"}
 cmake --build "$build_dir" --parallel
