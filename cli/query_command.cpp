@@ -47,6 +47,7 @@ struct RunsArgs : Common {
 struct FlagArgs : Common {
   bool all = false;
   bool acknowledged = false;
+  bool withdrawn = false;
   std::string kind;
   std::string commit;
   int limit = views::FlagsRequest{}.limit;
@@ -127,10 +128,13 @@ int query_flags(const GlobalOptions& global, const FlagArgs& args) {
   if (!db) return kExitStoreError;
   views::FlagsRequest r;
   r.limit = args.limit;
-  r.state = args.all ? store::FlagState::kAny : args.acknowledged ? store::FlagState::kAcknowledged : store::FlagState::kOpen;
+  r.state = args.all            ? store::FlagState::kAny
+            : args.acknowledged ? store::FlagState::kAcknowledged
+            : args.withdrawn    ? store::FlagState::kWithdrawn
+                                : store::FlagState::kOpen;
   if (!args.kind.empty()) {
     r.kind = store::parse_flag_kind(args.kind);
-    if (!r.kind) return report_error(invalid_argument("--kind " + args.kind, "must be regression, improvement or changepoint"));
+    if (!r.kind) return report_error(invalid_argument("--kind " + args.kind, "must be regression, improvement, changepoint or drift"));
   }
   auto repo = repo_of(*db, args.repo);
   if (!repo) return report_error(repo.error());
@@ -239,9 +243,10 @@ int query_history(const GlobalOptions& global, const HistoryArgs& args) {
 
 void add_flag_filters(CLI::App* cmd, FlagArgs* a) {
   cmd->add_option("--repo", a->repo, "The repository (default: the only one in the database)");
-  cmd->add_flag("--all", a->all, "Acknowledged flags too");
+  cmd->add_flag("--all", a->all, "Acknowledged and withdrawn flags too");
   cmd->add_flag("--acknowledged", a->acknowledged, "Only acknowledged flags");
-  cmd->add_option("--kind", a->kind, "regression, improvement or changepoint");
+  cmd->add_flag("--withdrawn", a->withdrawn, "Only flags that judging withdrew (their evidence grew and no longer holds)");
+  cmd->add_option("--kind", a->kind, "regression, improvement, changepoint or drift");
   cmd->add_option("--commit", a->commit, "Only this commit's flags");
   cmd->add_option("--limit", a->limit, "At most this many, newest first")
       ->capture_default_str()

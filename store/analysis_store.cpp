@@ -180,6 +180,29 @@ Result<RaisedFlag> AnalysisWriter::raise_flag(const FlagRecord& f) {
   });
 }
 
+Status AnalysisWriter::update_flag(FlagId flag, double magnitude_rel, std::optional<ComparisonId> comparison,
+                                   const nlohmann::json& detail) {
+  return guard(db_, "update flag " + std::to_string(flag), [&] {
+    Query q(db_,
+            "UPDATE flags SET magnitude_rel = :magnitude, comparison_id = :comparison, detail_json = :detail, "
+            "  withdrawn_reason = NULL, withdrawn_at = NULL "
+            "WHERE id = :id");
+    q->bind(":magnitude", magnitude_rel).bind(":comparison", comparison).bind(":detail", detail).bind(":id", flag);
+    q->run();
+    if (q->changes() == 0) raise(ErrorCode::kNotFound, "flag " + std::to_string(flag) + ": no such flag");
+  });
+}
+
+Status AnalysisWriter::withdraw_flag(FlagId flag, std::string_view reason) {
+  return guard(db_, "withdraw flag " + std::to_string(flag), [&] {
+    if (reason.empty()) raise(ErrorCode::kInvalidArgument, "withdraw: reason is empty");
+    Query q(db_, "UPDATE flags SET withdrawn_reason = :reason, withdrawn_at = :now WHERE id = :id");
+    q->bind(":reason", reason).bind(":now", db_.now()).bind(":id", flag);
+    q->run();
+    if (q->changes() == 0) raise(ErrorCode::kNotFound, "flag " + std::to_string(flag) + ": no such flag");
+  });
+}
+
 Status AnalysisWriter::acknowledge_flag(FlagId flag, std::string_view reason, std::string_view by) {
   return guard(db_, "acknowledge flag " + std::to_string(flag), [&] {
     if (reason.empty()) raise(ErrorCode::kInvalidArgument, "acknowledge: reason is empty");
@@ -279,6 +302,18 @@ Result<std::vector<ComparisonRecord>> AnalysisReader::comparisons_of_commit(Comm
   });
 }
 
+Result<std::vector<ComparisonRecord>> AnalysisReader::comparisons_against(CommitId commit) {
+  return guard(db_, "list comparisons against a commit", [&] {
+    Query q(db_, std::string("SELECT ") + detail::kComparisonColumns +
+                     " FROM comparisons cmp WHERE cmp.against_commit_id = :commit "
+                     "ORDER BY cmp.commit_id, cmp.testbed_id, cmp.variant, cmp.point_id");
+    q->bind(":commit", commit);
+    std::vector<ComparisonRecord> out;
+    while (q->step()) out.push_back(detail::read_comparison(*q));
+    return out;
+  });
+}
+
 namespace {
 
 constexpr const char* kFlagViewSelect =
@@ -308,7 +343,10 @@ Result<std::vector<FlagView>> AnalysisReader::flags(const FlagFilter& filter) {
     // Flags are few (hundreds); one statement with optional filters serves all lists.
     Query q(db_, std::string(kFlagViewSelect) + detail::kFlagColumns + kFlagViewFrom +
                      "WHERE (:repo IS NULL OR c.repo_id = :repo) "
-                     "AND (:state = 'any' OR (:state = 'open') = (f.ack_at IS NULL)) "
+                     "AND (:state = 'any' "
+                     "  OR (:state = 'open' AND f.ack_at IS NULL AND f.withdrawn_at IS NULL) "
+                     "  OR (:state = 'ack' AND f.ack_at IS NOT NULL) "
+                     "  OR (:state = 'withdrawn' AND f.withdrawn_at IS NOT NULL)) "
                      "AND (:kind IS NULL OR f.kind = :kind) "
                      "AND (:commit IS NULL OR f.commit_id = :commit) "
                      "AND (:testbed IS NULL OR f.testbed_id = :testbed) "
@@ -317,7 +355,10 @@ Result<std::vector<FlagView>> AnalysisReader::flags(const FlagFilter& filter) {
                      "ORDER BY f.id DESC LIMIT :limit OFFSET :offset");
     std::optional<std::string> kind;
     if (filter.kind) kind = std::string(to_string(*filter.kind));
-    const char* state = filter.state == FlagState::kAny ? "any" : filter.state == FlagState::kOpen ? "open" : "ack";
+    const char* state = filter.state == FlagState::kAny        ? "any"
+                        : filter.state == FlagState::kOpen     ? "open"
+                        : filter.state == FlagState::kWithdrawn ? "withdrawn"
+                                                                : "ack";
     q->bind(":repo", filter.repo_id)
         .bind(":state", state)
         .bind(":kind", kind)

@@ -41,6 +41,16 @@ class AnalysisWriter {
   // created_at and acknowledgement.
   Result<RaisedFlag> raise_flag(const FlagRecord& flag);
 
+  // Refreshes a flag that stands (or stood) with new evidence: magnitude,
+  // comparison and detail; a withdrawn flag is reinstated. Its kind, creation
+  // time and acknowledgement stay. kNotFound for an unknown flag.
+  Status update_flag(FlagId flag, double magnitude_rel, std::optional<ComparisonId> comparison,
+                     const nlohmann::json& detail);
+
+  // Withdraws a flag that its re-judged evidence no longer supports, saying why.
+  // kNotFound for an unknown flag, kInvalidArgument for an empty reason.
+  Status withdraw_flag(FlagId flag, std::string_view reason);
+
   // Acknowledges a flag with a reason (again: replaces the acknowledgement).
   // kNotFound for an unknown flag, kInvalidArgument for an empty reason.
   Status acknowledge_flag(FlagId flag, std::string_view reason, std::string_view by);
@@ -59,7 +69,9 @@ struct RunMedian {
   UnixSeconds started_at = 0;
 };
 
-enum class FlagState { kAny, kOpen, kAcknowledged };
+// Open: neither acknowledged nor withdrawn. Acknowledged: a person looked.
+// Withdrawn: judging took it back (its evidence grew and no longer holds).
+enum class FlagState { kAny, kOpen, kAcknowledged, kWithdrawn };
 
 struct FlagFilter {
   std::optional<RepoId> repo_id;
@@ -99,6 +111,9 @@ class AnalysisReader {
 
   Result<ComparisonRecord> comparison(ComparisonId id);  // kNotFound if absent
   Result<std::vector<ComparisonRecord>> comparisons_of_commit(CommitId commit);
+  // The comparisons that use `commit` as their reference (against_commit_id):
+  // stale once it gets more runs.
+  Result<std::vector<ComparisonRecord>> comparisons_against(CommitId commit);
 
   Result<FlagView> flag(FlagId id);  // kNotFound if absent
   Result<std::vector<FlagView>> flags(const FlagFilter& filter);

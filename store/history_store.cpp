@@ -116,7 +116,7 @@ Result<std::vector<CommitOverview>> HistoryReader::commits(const ChainStart& sta
       }
       {
         Query q(db_,
-                "SELECT kind, count(*) AS n FROM flags WHERE commit_id = :commit AND ack_at IS NULL GROUP BY kind");
+                "SELECT kind, count(*) AS n FROM flags WHERE commit_id = :commit AND ack_at IS NULL AND withdrawn_at IS NULL GROUP BY kind");
         q->bind(":commit", id);
         while (q->step()) {
           auto kind = detail::read_enum(*q, "kind", parse_flag_kind);
@@ -195,7 +195,8 @@ Result<PointHistory> HistoryReader::point_history(const HistoryQuery& query) {
                      "  cs.geomean_of_run_medians AS pooled_geomean, cs.ci_low AS pooled_ci_low, cs.ci_high AS pooled_ci_high, "
                      "  cs.updated_at AS pooled_updated_at, "
                      "  (SELECT max(f.id) FROM flags f WHERE f.commit_id = c.id AND f.testbed_id = :testbed "
-                     "     AND f.variant = :variant AND f.point_id = :point) AS flag_id, "
+                     "     AND f.variant = :variant AND f.point_id = :point "
+                     "     AND f.withdrawn_at IS NULL) AS flag_id, "
                      "  r.id AS run_id, r.kind AS run_kind, s.median AS median, s.ci_low AS ci_low, "
                      "  s.ci_high AS ci_high, s.n AS n "
                      "FROM chain JOIN commits c ON c.id = chain.id "
@@ -306,7 +307,7 @@ Result<StoreMetrics> HistoryReader::metrics() {
     {
       Query q(db_,
               "SELECT (SELECT max(finished_at) FROM runs WHERE finished_at IS NOT NULL) AS last_finished, "
-              "  (SELECT count(*) FROM flags WHERE kind = 'regression' AND ack_at IS NULL) AS open_regressions, "
+              "  (SELECT count(*) FROM flags WHERE kind = 'regression' AND ack_at IS NULL AND withdrawn_at IS NULL) AS open_regressions, "
               "  (SELECT count(*) FROM experiments) AS experiments");
       q->step();
       m.last_run_finished_at = q->get<std::optional<UnixSeconds>>("last_finished");

@@ -36,8 +36,10 @@ constexpr Words<ChangeVerdict, 4> kChangeVerdict{{{ChangeVerdict::kRegression, "
                                                   {ChangeVerdict::kImprovement, "improvement"},
                                                   {ChangeVerdict::kWithinNoise, "within_noise"},
                                                   {ChangeVerdict::kUndecided, "undecided"}}};
-constexpr Words<FlagKind, 3> kFlagKind{{
-    {FlagKind::kRegression, "regression"}, {FlagKind::kImprovement, "improvement"}, {FlagKind::kChangepoint, "changepoint"}}};
+constexpr Words<FlagKind, 4> kFlagKind{{{FlagKind::kRegression, "regression"},
+                                        {FlagKind::kImprovement, "improvement"},
+                                        {FlagKind::kChangepoint, "changepoint"},
+                                        {FlagKind::kDrift, "drift"}}};
 constexpr Words<ExperimentSource, 3> kExperimentSource{{
     {ExperimentSource::kAuto, "auto"}, {ExperimentSource::kTrailer, "trailer"}, {ExperimentSource::kManual, "manual"}}};
 constexpr Words<ExperimentVerdict, 5> kExperimentVerdict{{{ExperimentVerdict::kAccepted, "accepted"},

@@ -47,7 +47,7 @@ enum class ComparisonBasis { kPrevious, kPinned };
 // A change at one point, judged against its band: the verdict of a comparison
 // between commits and of one point of an experiment's evidence.
 enum class ChangeVerdict { kRegression, kImprovement, kWithinNoise, kUndecided };
-enum class FlagKind { kRegression, kImprovement, kChangepoint };
+enum class FlagKind { kRegression, kImprovement, kChangepoint, kDrift };
 enum class ExperimentSource { kAuto, kTrailer, kManual };
 enum class ExperimentVerdict { kAccepted, kRejected, kMixed, kNoEffect, kPending };
 enum class JobKind { kBench, kNoise, kBackfill };
@@ -347,6 +347,14 @@ struct Acknowledgement {
   friend bool operator==(const Acknowledgement&, const Acknowledgement&) = default;
 };
 
+// Judging took a flag back: the re-judged comparison no longer supports it.
+struct Withdrawal {
+  std::string reason;
+  UnixSeconds at = 0;
+
+  friend bool operator==(const Withdrawal&, const Withdrawal&) = default;
+};
+
 // A change worth a human's look. Unique by commit x testbed x variant x point x kind.
 struct FlagRecord {
   FlagId id = 0;
@@ -360,7 +368,9 @@ struct FlagRecord {
   nlohmann::json detail = nlohmann::json::object();
   UnixSeconds created_at = 0;
   std::optional<Acknowledgement> acknowledged;
+  std::optional<Withdrawal> withdrawn;
 
+  bool standing() const { return !withdrawn; }
   friend bool operator==(const FlagRecord&, const FlagRecord&) = default;
 };
 

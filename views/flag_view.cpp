@@ -14,6 +14,7 @@ std::string_view to_string(store::FlagState state) {
   switch (state) {
     case store::FlagState::kOpen: return "open";
     case store::FlagState::kAcknowledged: return "acknowledged";
+    case store::FlagState::kWithdrawn: return "withdrawn";
     case store::FlagState::kAny: return "any";
   }
   return "any";
@@ -95,7 +96,9 @@ std::string flags_text(const FlagsView& v) {
       const bool up = d.contains("verdict") && d["verdict"].is_string() && d["verdict"] == "improvement";
       kind += up ? "+" : "-";
     }
-    std::string state = f.flag.acknowledged ? "acked (" + f.flag.acknowledged->reason + ")" : "OPEN";
+    std::string state = f.flag.withdrawn      ? "withdrawn (" + f.flag.withdrawn->reason + ")"
+                        : f.flag.acknowledged ? "acked (" + f.flag.acknowledged->reason + ")"
+                                              : "OPEN";
     out += pad(std::to_string(f.flag.id), 6) + pad(kind, 13) + pad(f.sha.substr(0, 10), 12) + pad(f.flag.variant, vw) +
            pad(f.point_key, pw) + lpad(signed_percent(f.flag.magnitude_rel), 9) +
            lpad(band_rel ? band(*band_rel) : "-", 9) + lpad(p_value(p), 9) + "  " + state + "  " + f.subject + "\n";

@@ -39,7 +39,7 @@ struct FlagsView {
   std::map<store::PointId, std::string> labels;  // the users' point labels ("C64")
 };
 
-// "open", "acknowledged", "any"
+// "open", "acknowledged", "withdrawn", "any"
 std::string_view to_string(store::FlagState state);
 
 // kInvalidArgument "point" for an unknown point key, "limit"/"offset" out of

@@ -76,6 +76,8 @@ json default_band_json(double band_rel) {
 json flag_brief(const store::FlagRecord& f) {
   json ack = nullptr;
   if (f.acknowledged) ack = {{"reason", f.acknowledged->reason}, {"by", f.acknowledged->by}, {"at", f.acknowledged->at}};
+  json withdrawn = nullptr;
+  if (f.withdrawn) withdrawn = {{"reason", f.withdrawn->reason}, {"at", f.withdrawn->at}};
   return {{"id", f.id},
           {"commit_id", f.commit_id},
           {"testbed_id", f.testbed_id},
@@ -86,7 +88,8 @@ json flag_brief(const store::FlagRecord& f) {
           {"comparison_id", or_null(f.comparison_id)},
           {"detail", f.detail},
           {"created_at", f.created_at},
-          {"acknowledged", ack}};
+          {"acknowledged", ack},
+          {"withdrawn", withdrawn}};
 }
 
 json flag_json(const store::FlagView& v, const std::string& label) {

@@ -22,8 +22,8 @@ Reply Api::flags(const httplib::Request& request) {
   QueryParams q(request.params, {"repo", "state", "kind", "variant", "point", "commit", "testbed", "limit", "offset"});
   views::FlagsRequest r;
   r.repo = q.id("repo");
-  std::string state = q.word("state", {"open", "acknowledged", "any"}).value_or("open");
-  auto kind = q.word("kind", {"regression", "improvement", "changepoint"});
+  std::string state = q.word("state", {"open", "acknowledged", "withdrawn", "any"}).value_or("open");
+  auto kind = q.word("kind", {"regression", "improvement", "changepoint", "drift"});
   r.variant = q.name("variant");
   r.point = q.name("point");
   r.commit = q.sha("commit");
@@ -33,6 +33,7 @@ Reply Api::flags(const httplib::Request& request) {
   WEB_CHECK_PARAMS(q);
   r.state = state == "open" ? store::FlagState::kOpen
             : state == "acknowledged" ? store::FlagState::kAcknowledged
+            : state == "withdrawn"    ? store::FlagState::kWithdrawn
                                       : store::FlagState::kAny;
   if (kind) r.kind = store::parse_flag_kind(*kind);
   WEB_TRY(l, lease(pool_));

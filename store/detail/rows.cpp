@@ -224,6 +224,8 @@ FlagRecord read_flag(const Statement& s) {
   if (auto at = s.get<std::optional<UnixSeconds>>("ack_at"))
     f.acknowledged = Acknowledgement{s.get<std::string>("ack_reason"),
                                      s.get<std::optional<std::string>>("ack_by").value_or(""), *at};
+  if (auto at = s.get<std::optional<UnixSeconds>>("withdrawn_at"))
+    f.withdrawn = Withdrawal{s.get<std::string>("withdrawn_reason"), *at};
   return f;
 }
 

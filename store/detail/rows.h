@@ -70,7 +70,7 @@ inline constexpr const char* kFlagColumns =
     "f.id AS id, f.commit_id AS commit_id, f.testbed_id AS testbed_id, f.variant AS variant, f.point_id AS point_id, "
     "f.kind AS kind, f.magnitude_rel AS magnitude_rel, f.comparison_id AS comparison_id, "
     "f.detail_json AS detail_json, f.created_at AS created_at, f.ack_reason AS ack_reason, f.ack_by AS ack_by, "
-    "f.ack_at AS ack_at";
+    "f.ack_at AS ack_at, f.withdrawn_reason AS withdrawn_reason, f.withdrawn_at AS withdrawn_at";
 inline constexpr const char* kExperimentColumns =
     "e.id AS id, e.ident AS ident, e.repo_id AS repo_id, e.hypothesis AS hypothesis, e.source AS source, "
     "e.group_key AS group_key, e.metric AS metric, e.testbed_id AS testbed_id, e.baseline_json AS baseline_json, "

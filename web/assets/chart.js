@@ -15,11 +15,12 @@ const COLORS = {
   regression: '#dc2626',
   improvement: '#16a34a',
   changepoint: '#7c3aed',
+  drift: '#d97706',
   acknowledged: '#94a3b8',
 };
 
 function flagColor(flag) {
-  if (flag.acknowledged) return COLORS.acknowledged;
+  if (flag.acknowledged || flag.withdrawn) return COLORS.acknowledged;
   return COLORS[flag.kind] || COLORS.changepoint;
 }
 
