@@ -1,8 +1,8 @@
-#include "daemon/experiments.h"
+#include "judge/experiments.h"
 
 #include <map>
 
-namespace perfwatch::daemon {
+namespace perfwatch::judge {
 
 using nlohmann::json;
 
@@ -178,4 +178,4 @@ Result<std::optional<store::ExperimentId>> record_trailer_experiment(
   return *id;
 }
 
-}  // namespace perfwatch::daemon
+}  // namespace perfwatch::judge

@@ -1,4 +1,4 @@
-#include "daemon/change_watch.h"
+#include "judge/confirmations.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -6,7 +6,7 @@
 #include "analysis/follow_up.h"
 #include "store/history_store.h"
 
-namespace perfwatch::daemon {
+namespace perfwatch::judge {
 
 using nlohmann::json;
 
@@ -42,22 +42,25 @@ bool persistent(const analysis::ChangePoint& cp, const std::vector<analysis::Cha
 
 }  // namespace
 
-Result<std::vector<ConfirmRequest>> unexplained_change_points(Context& ctx, Bands& bands,
-                                                              const store::CommitRecord& head,
-                                                              store::TestbedId testbed, const std::vector<Cell>& cells,
-                                                              PointNames& names, analysis::Direction direction,
-                                                              const analysis::RunBudget& confirm_budget) {
+Result<std::vector<ConfirmRequest>> unexplained_change_points(store::Database& db, Bands& bands,
+                                                              const ChangePointScope& scope,
+                                                              const std::vector<Cell>& cells, PointNames& names) {
   std::vector<ConfirmRequest> out;
-  store::HistoryReader history(ctx.db);
+  store::HistoryReader history(db);
+  const store::CommitRecord& head = scope.head;
+  const store::TestbedId testbed = scope.testbed;
+  analysis::RunBudget confirm_budget;
+  confirm_budget.max_runs = scope.max_processes;
+  confirm_budget.max_runs_confirm = scope.max_processes;
   const analysis::ChangePointOptions options;
   for (const Cell& cell : cells) {
     store::HistoryQuery q;
-    q.start.repo_id = ctx.repo;
+    q.start.repo_id = scope.repo;
     q.start.head_sha = head.sha;
     q.variant = cell.variant;
     q.point_key = names.key(cell.point);
     q.testbed_id = testbed;
-    q.limit = ctx.options.change_point_window;
+    q.limit = scope.window;
     q.kinds = {store::RunKind::kBench};
     auto h = history.point_history(q);
     if (!h) return fail(h.error());
@@ -88,7 +91,7 @@ Result<std::vector<ConfirmRequest>> unexplained_change_points(Context& ctx, Band
       // E-Divisive is scale-free: on a history of (nearly) equal values it
       // can split on rounding. A step smaller than the smallest effect worth
       // more runs (ComparePolicy::min_effect_rel) is not followed up.
-      if (!(std::abs(cps[i].rel_change()) >= ctx.options.policy.min_effect_rel)) continue;
+      if (!(std::abs(cps[i].rel_change()) >= scope.policy.min_effect_rel)) continue;
       // Each commit's comparison with its predecessor in this series: fresh
       // from the runs (the stored ones may predate runs added since).
       std::vector<analysis::Comparison> comparisons(entries.size());
@@ -96,13 +99,19 @@ Result<std::vector<ConfirmRequest>> unexplained_change_points(Context& ctx, Band
         auto band = bands.band(testbed, cell.variant, cell.point, false,
                                {commit_source(entries[k - 1]->commit_id), commit_source(entries[k]->commit_id)});
         if (!band) return fail(band.error());
-        comparisons[k] = analysis::compare_runs(run_medians[k - 1], run_medians[k], *band, direction,
-                                                ctx.options.policy);
+        comparisons[k] = analysis::compare_runs(run_medians[k - 1], run_medians[k], *band, scope.direction,
+                                                scope.policy);
       }
       for (int k : analysis::commits_to_reopen(cps, i, run_medians, comparisons)) {
         if (k < 1) continue;
         const analysis::RunRequest more = analysis::confirmation_runs(comparisons[k], confirm_budget);
         if (more.add_a == 0 && more.add_b == 0) continue;  // at budget: nothing more to learn there
+        // Nor where both commits have had every process the manifest allows.
+        auto a_processes = bench_processes(db, entries[k - 1]->commit_id);
+        auto b_processes = bench_processes(db, entries[k]->commit_id);
+        if (!a_processes) return fail(a_processes.error());
+        if (!b_processes) return fail(b_processes.error());
+        if (*a_processes >= scope.max_processes && *b_processes >= scope.max_processes) continue;
         ConfirmRequest r;
         r.sha = entries[k]->sha;
         r.cell = cell;
@@ -117,4 +126,4 @@ Result<std::vector<ConfirmRequest>> unexplained_change_points(Context& ctx, Band
   return out;
 }
 
-}  // namespace perfwatch::daemon
+}  // namespace perfwatch::judge

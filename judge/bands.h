@@ -25,7 +25,7 @@
 #include "store/noise_evidence_store.h"
 #include "store/records.h"
 
-namespace perfwatch::daemon {
+namespace perfwatch::judge {
 
 // "commit:12"
 std::string commit_source(store::CommitId commit);
@@ -64,4 +64,4 @@ class Bands {
   analysis::BandPolicy policy_;
 };
 
-}  // namespace perfwatch::daemon
+}  // namespace perfwatch::judge

@@ -1,4 +1,4 @@
-#include "daemon/bands.h"
+#include "judge/bands.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 
 #include "store/analysis_store.h"
 
-namespace perfwatch::daemon {
+namespace perfwatch::judge {
 
 std::string commit_source(store::CommitId commit) { return "commit:" + std::to_string(commit); }
 
@@ -130,4 +130,4 @@ Result<store::NoiseBandRecord> Bands::publish(store::TestbedId testbed, const st
   return rec;
 }
 
-}  // namespace perfwatch::daemon
+}  // namespace perfwatch::judge

@@ -24,12 +24,11 @@
 #include "analysis/change_points.h"
 #include "analysis/compare.h"
 #include "common/result.h"
-#include "daemon/bands.h"
-#include "daemon/context.h"
-#include "daemon/judge.h"
+#include "judge/bands.h"
+#include "judge/comparisons.h"
 #include "store/records.h"
 
-namespace perfwatch::daemon {
+namespace perfwatch::judge {
 
 struct ConfirmRequest {
   std::string sha;       // the commit to confirm (compared with its predecessor)
@@ -46,11 +45,19 @@ struct ConfirmRequest {
 // {"confirm": [cell, ...]}.
 std::map<std::string, nlohmann::json> confirm_options(const std::vector<ConfirmRequest>& requests);
 
-// The confirm jobs to queue after `head` was judged, for these cells.
-Result<std::vector<ConfirmRequest>> unexplained_change_points(Context& ctx, Bands& bands,
-                                                              const store::CommitRecord& head,
-                                                              store::TestbedId testbed, const std::vector<Cell>& cells,
-                                                              PointNames& names, analysis::Direction direction,
-                                                              const analysis::RunBudget& confirm_budget);
+struct ChangePointScope {
+  store::RepoId repo = 0;
+  store::CommitRecord head;  // the commit just judged
+  store::TestbedId testbed = 0;
+  int window = 100;          // measured commits of history looked at
+  analysis::Direction direction = analysis::Direction::kLowerIsBetter;
+  analysis::ComparePolicy policy;
+  int max_processes = 8;     // runs.max_per_commit: a commit at it can learn nothing more
+};
 
-}  // namespace perfwatch::daemon
+// The confirm jobs to queue after `head` was judged, for these cells.
+Result<std::vector<ConfirmRequest>> unexplained_change_points(store::Database& db, Bands& bands,
+                                                              const ChangePointScope& scope,
+                                                              const std::vector<Cell>& cells, PointNames& names);
+
+}  // namespace perfwatch::judge

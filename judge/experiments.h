@@ -19,14 +19,14 @@
 
 #include "analysis/experiment.h"
 #include "common/result.h"
-#include "daemon/bands.h"
-#include "daemon/judge.h"
-#include "daemon/run_values.h"
+#include "judge/bands.h"
+#include "judge/comparisons.h"
+#include "judge/commit_runs.h"
 #include "runner/manifest.h"
 #include "store/experiment_store.h"
 #include "store/records.h"
 
-namespace perfwatch::daemon {
+namespace perfwatch::judge {
 
 store::ExperimentVerdict to_store(analysis::ExperimentVerdict verdict);
 store::ChangeVerdict to_store(analysis::PointVerdict verdict);
@@ -52,4 +52,4 @@ Result<std::optional<store::ExperimentId>> record_trailer_experiment(
     const store::CommitRecord& baseline, store::TestbedId testbed, const std::vector<CellComparison>& cells,
     PointNames& names);
 
-}  // namespace perfwatch::daemon
+}  // namespace perfwatch::judge

@@ -13,7 +13,7 @@
 #include "store/analysis_store.h"
 #include "store/database.h"
 
-namespace perfwatch::daemon {
+namespace perfwatch::judge {
 
 struct Cell {
   std::string variant;
@@ -33,9 +33,24 @@ struct CommitRuns {
   int runs() const { return static_cast<int>(run_ids().size()); }
 };
 
+// The point keys of point ids ("b8_h16_k2048_bf16"), read once each.
+class PointNames {
+ public:
+  explicit PointNames(store::Database& db) : db_(db) {}
+  std::string key(store::PointId point);
+
+ private:
+  store::Database& db_;
+  std::map<store::PointId, std::string> keys_;
+};
+
 // The ok runs of `kind` of a commit on a testbed; only those in `only` when given.
 Result<CommitRuns> commit_runs(store::Database& db, store::CommitId commit, store::TestbedId testbed,
                                store::RunKind kind = store::RunKind::kBench,
                                const std::optional<std::set<store::RunId>>& only = std::nullopt);
 
-}  // namespace perfwatch::daemon
+// The bench processes a commit has had (runs of kind bench, whatever their
+// status): what runs.max_per_commit caps.
+Result<int> bench_processes(store::Database& db, store::CommitId commit);
+
+}  // namespace perfwatch::judge

@@ -1,12 +1,12 @@
-#include "daemon/judge.h"
+#include "judge/comparisons.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include "analysis/significance.h"
-#include "store/run_store.h"
+#include "store/analysis_store.h"
 
-namespace perfwatch::daemon {
+namespace perfwatch::judge {
 
 analysis::Direction direction_of(const runner::Manifest& manifest) {
   return manifest.metric.direction == runner::Direction::kHigherIsBetter ? analysis::Direction::kHigherIsBetter
@@ -23,12 +23,8 @@ store::ChangeVerdict to_store(analysis::ChangeVerdict verdict) {
   return store::ChangeVerdict::kUndecided;
 }
 
-std::string PointNames::key(store::PointId point) {
-  if (auto it = keys_.find(point); it != keys_.end()) return it->second;
-  auto p = store::RunReader(db_).point(point);
-  std::string key = p ? p->key : "point " + std::to_string(point);
-  keys_[point] = key;
-  return key;
+bool is_change(analysis::ChangeVerdict verdict) {
+  return verdict == analysis::ChangeVerdict::kRegression || verdict == analysis::ChangeVerdict::kImprovement;
 }
 
 Status store_commit_summaries(store::Database& db, store::CommitId commit, store::TestbedId testbed,
@@ -79,7 +75,7 @@ Result<std::vector<CellComparison>> compare_commits(Bands& bands, store::Testbed
 }
 
 Status store_comparisons(store::Database& db, store::CommitId b, store::CommitId a, store::ComparisonBasis basis,
-                         store::TestbedId testbed, const std::string& metric, std::vector<CellComparison>& cells) {
+                         store::TestbedId testbed, const std::string& metric, std::span<CellComparison> cells) {
   store::AnalysisWriter writer(db);
   store::Transaction tx(db);
   if (!tx.status()) return tx.status();
@@ -107,70 +103,4 @@ Status store_comparisons(store::Database& db, store::CommitId b, store::CommitId
   return tx.commit();
 }
 
-Result<std::vector<RaisedFlagInfo>> raise_flags(store::Database& db, store::CommitId commit, store::TestbedId testbed,
-                                                const std::string& against_sha,
-                                                const std::vector<CellComparison>& cells,
-                                                const std::map<Cell, nlohmann::json>& change_points,
-                                                store::ComparisonBasis basis) {
-  std::vector<RaisedFlagInfo> out;
-  store::AnalysisWriter writer(db);
-  for (const auto& c : cells) {
-    const auto v = c.comparison.verdict;
-    if (v != analysis::ChangeVerdict::kRegression && v != analysis::ChangeVerdict::kImprovement) continue;
-    auto cp = change_points.find(c.cell);
-    const bool by_change_point = cp != change_points.end();
-    store::FlagRecord f;
-    f.commit_id = commit;
-    f.testbed_id = testbed;
-    f.variant = c.cell.variant;
-    f.point_id = c.cell.point;
-    f.kind = by_change_point ? store::FlagKind::kChangepoint
-             : v == analysis::ChangeVerdict::kRegression ? store::FlagKind::kRegression
-                                                         : store::FlagKind::kImprovement;
-    f.magnitude_rel = c.comparison.delta_rel();
-    if (c.id) f.comparison_id = c.id;
-    nlohmann::json d = nlohmann::json::object();
-    if (by_change_point) d["change_point"] = cp->second;
-    d["verdict"] = analysis::to_string(v);
-    d["against"] = against_sha;
-    d["basis"] = store::to_string(basis);
-    d["ratio"] = c.comparison.ratio;
-    d["ci"] = {c.comparison.ci_low, c.comparison.ci_high};
-    d["p_value"] = c.comparison.p_value;
-    d["band_rel"] = c.comparison.band_rel;
-    d["band_calibrated"] = c.comparison.band_calibrated;
-    d["runs"] = c.comparison.runs_b;
-    d["against_runs"] = c.comparison.runs_a;
-    f.detail = d;
-    auto raised = writer.raise_flag(f);
-    if (!raised) return fail(raised.error());
-    f.id = raised->id;
-    out.push_back({f, raised->created, &c});
-  }
-  return out;
-}
-
-std::vector<CellComparison> pinned_drift(const std::vector<CellComparison>& pinned,
-                                         const std::vector<CellComparison>& previous,
-                                         const std::vector<store::ComparisonRecord>& previous_pinned) {
-  auto flagged = [](analysis::ChangeVerdict v) {
-    return v == analysis::ChangeVerdict::kRegression || v == analysis::ChangeVerdict::kImprovement;
-  };
-  std::vector<CellComparison> out;
-  for (const auto& c : pinned) {
-    if (!flagged(c.comparison.verdict)) continue;
-    const auto already = std::find_if(previous.begin(), previous.end(), [&](const CellComparison& p) {
-      return p.cell == c.cell && p.comparison.verdict == c.comparison.verdict;
-    });
-    if (already != previous.end()) continue;
-    const auto before = std::find_if(previous_pinned.begin(), previous_pinned.end(), [&](const store::ComparisonRecord& r) {
-      return r.basis == store::ComparisonBasis::kPinned && r.variant == c.cell.variant && r.point_id == c.cell.point &&
-             r.verdict == to_store(c.comparison.verdict);
-    });
-    if (before != previous_pinned.end()) continue;
-    out.push_back(c);
-  }
-  return out;
-}
-
-}  // namespace perfwatch::daemon
+}  // namespace perfwatch::judge

@@ -1,8 +1,10 @@
-#include "daemon/run_values.h"
+#include "judge/commit_runs.h"
 
 #include <algorithm>
 
-namespace perfwatch::daemon {
+#include "store/run_store.h"
+
+namespace perfwatch::judge {
 
 std::map<Cell, std::vector<double>> CommitRuns::values() const {
   std::map<Cell, std::vector<std::pair<store::RunId, double>>> sorted;
@@ -28,6 +30,14 @@ std::set<store::RunId> CommitRuns::run_ids() const {
   return out;
 }
 
+std::string PointNames::key(store::PointId point) {
+  if (auto it = keys_.find(point); it != keys_.end()) return it->second;
+  auto p = store::RunReader(db_).point(point);
+  std::string key = p ? p->key : "point " + std::to_string(point);
+  keys_[point] = key;
+  return key;
+}
+
 Result<CommitRuns> commit_runs(store::Database& db, store::CommitId commit, store::TestbedId testbed,
                                store::RunKind kind, const std::optional<std::set<store::RunId>>& only) {
   auto medians = store::AnalysisReader(db).run_medians(commit, testbed, kind);
@@ -42,4 +52,12 @@ Result<CommitRuns> commit_runs(store::Database& db, store::CommitId commit, stor
   return out;
 }
 
-}  // namespace perfwatch::daemon
+Result<int> bench_processes(store::Database& db, store::CommitId commit) {
+  auto runs = store::RunReader(db).runs_of_commit(commit);
+  if (!runs) return fail(runs.error());
+  int n = 0;
+  for (const auto& r : *runs) n += r.kind == store::RunKind::kBench;
+  return n;
+}
+
+}  // namespace perfwatch::judge

@@ -1,0 +1,225 @@
+// Judging a commit straight over a store history: no git, no bench, no
+// daemon. Each test builds the runs it needs and checks what judging stored
+// and returned.
+#include "judge/judge_commit.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "analysis/drift.h"
+#include "store/analysis_store.h"
+#include "tests/judge/synthetic_history.h"
+
+namespace perfwatch::judge::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using What = FlagEvent::What;
+
+class JudgeCommitTest : public ::testing::Test {
+ protected:
+  JudgeCommitTest() : manifest_(SyntheticHistory::manifest()) {}
+
+  // Judges `commit` against the commit before it that has runs.
+  JudgeResult judge(const store::CommitRecord& commit, std::optional<store::CommitRecord> previous,
+                    std::set<store::CommitId> grown = {}, std::map<Cell, nlohmann::json> confirm = {}) {
+    JudgeRequest r;
+    r.manifest = &manifest_;
+    r.repo = h_.repo();
+    r.commit = commit;
+    r.testbed = h_.testbed();
+    r.previous = std::move(previous);
+    r.pinned = pinned_;
+    r.grown = std::move(grown);
+    r.confirm = std::move(confirm);
+    auto out = judge_commit(h_.db(), r);
+    EXPECT_TRUE(out.has_value()) << out.error().to_string();
+    return out ? *out : JudgeResult{};
+  }
+
+  // A history of `values.size()` commits, each measured in 3 runs at its value
+  // with `noise`, each judged in order. Returns the commits.
+  std::vector<store::CommitRecord> measured_history(const std::vector<double>& values, double noise) {
+    std::vector<store::CommitRecord> out;
+    for (double v : values) {
+      auto c = h_.add_commit();
+      h_.add_runs(c, 3, flat(v), noise);
+      judge(c, out.empty() ? std::optional<store::CommitRecord>{} : std::optional(out.back()));
+      out.push_back(c);
+    }
+    return out;
+  }
+
+  std::vector<store::FlagRecord> all_flags() {
+    store::FlagFilter f;
+    f.limit = 1000;
+    std::vector<store::FlagRecord> out;
+    auto views = store::AnalysisReader(h_.db()).flags(f);
+    EXPECT_TRUE(views.has_value());
+    if (views)
+      for (auto& v : *views) out.push_back(v.flag);
+    return out;
+  }
+
+  // Every flag, a line each, for failure messages.
+  std::string describe_flags() {
+    std::string out;
+    for (const auto& f : all_flags()) {
+      out += "flag " + std::to_string(f.id) + " commit " + std::to_string(f.commit_id) + " " +
+             std::string(store::to_string(f.kind)) + " " + f.variant + "@" + std::to_string(f.point_id) + " " +
+             std::to_string(f.magnitude_rel) + (f.standing() ? "" : " WITHDRAWN") + " " + f.detail.dump() + "\n";
+    }
+    return out;
+  }
+
+  SyntheticHistory h_;
+  runner::Manifest manifest_;
+  std::optional<store::CommitRecord> pinned_;
+};
+
+TEST_F(JudgeCommitTest, AStepIsFlaggedOnceAtItsCommitInEveryCell) {
+  auto commits = measured_history({100, 100, 100, 100, 110, 110, 110}, 0.005);
+  for (const auto& f : all_flags()) {
+    EXPECT_EQ(f.commit_id, commits[4].id) << "flag " << f.id << " at another commit";
+    EXPECT_EQ(f.kind, store::FlagKind::kRegression);
+    EXPECT_NEAR(f.magnitude_rel, 0.10, 0.02);
+    EXPECT_TRUE(f.comparison_id.has_value());
+  }
+  EXPECT_EQ(all_flags().size(), 4u);  // 2 variants x 2 points
+}
+
+TEST_F(JudgeCommitTest, AConfirmationRefreshesTheFlagThatStandsInsteadOfAddingAChangePointFlag) {
+  auto commits = measured_history({100, 100, 100, 110}, 0.005);
+  const auto before = h_.flags_of(commits[3]);
+  ASSERT_EQ(before.size(), 4u);
+  // A change point's confirmation of the same commit, after more runs.
+  h_.add_runs(commits[3], 3, flat(110), 0.005);
+  h_.add_runs(commits[2], 3, flat(100), 0.005);
+  std::map<Cell, nlohmann::json> confirm = {{h_.cell("base", 1), {{"commit", commits[3].sha}}}};
+  JudgeResult r = judge(commits[3], commits[2], {commits[2].id}, confirm);
+  const auto after = h_.flags_of(commits[3]);
+  ASSERT_EQ(after.size(), 4u) << "one step, one flag";
+  for (const auto& f : after) {
+    EXPECT_EQ(f.kind, store::FlagKind::kRegression);
+    EXPECT_TRUE(f.standing());
+    EXPECT_EQ(f.detail["runs"], 6);
+  }
+  const auto cp = std::find_if(after.begin(), after.end(), [&](const auto& f) {
+    return f.variant == "base" && f.point_id == h_.cell("base", 1).point;
+  });
+  ASSERT_NE(cp, after.end());
+  EXPECT_TRUE(cp->detail.contains("change_point"));
+  for (const auto& e : r.flags) EXPECT_NE(e.what, What::kRaised);
+}
+
+TEST_F(JudgeCommitTest, AFlagWhoseEvidenceGrowsAndNoLongerHoldsIsWithdrawnWithTheReason) {
+  // Commit 2 looks 8% slower in its first three runs; more runs of it say it is not.
+  auto c0 = h_.add_commit();
+  h_.add_runs(c0, 3, flat(100), 0.003);
+  judge(c0, std::nullopt);
+  auto c1 = h_.add_commit();
+  h_.add_runs(c1, 3, flat(108), 0.003);
+  judge(c1, c0);
+  ASSERT_EQ(h_.flags_of(c1).size(), 4u);
+  // The next commit's job grew commit 1 (as its reference) with runs at 100.
+  h_.add_runs(c1, 5, flat(100), 0.003);
+  auto c2 = h_.add_commit();
+  h_.add_runs(c2, 8, flat(100), 0.003);
+  JudgeResult r = judge(c2, c1, {c1.id});
+  int withdrawn = 0;
+  for (const auto& e : r.flags) {
+    if (e.what != What::kWithdrawn) continue;
+    ++withdrawn;
+    EXPECT_EQ(e.flag.commit_id, c1.id);
+    EXPECT_THAT(e.reason, HasSubstr("re-judged with 3 vs 8 runs"));
+  }
+  EXPECT_EQ(withdrawn, 4);
+  for (const auto& f : h_.flags_of(c1)) {
+    ASSERT_TRUE(f.withdrawn.has_value());
+    EXPECT_THAT(f.withdrawn->reason, HasSubstr("re-judged"));
+  }
+  // Withdrawn flags are not open: lists of open flags leave them out.
+  store::FlagFilter open;
+  open.state = store::FlagState::kOpen;
+  open.commit_id = c1.id;
+  EXPECT_TRUE(store::AnalysisReader(h_.db()).flags(open)->empty());
+}
+
+TEST_F(JudgeCommitTest, ASlowDriftWithoutAPinIsFlaggedOnceAsDriftNamingWhereItStarted) {
+  std::vector<double> values(6, 100.0);
+  for (int i = 1; i <= 12; ++i) values.push_back(100.0 * std::pow(1.005, i));
+  for (int i = 0; i < 6; ++i) values.push_back(values.back());
+  auto commits = measured_history(values, 0.01);
+  int drift = 0, steps = 0;
+  for (const auto& f : all_flags()) {
+    if (!f.standing()) continue;
+    if (f.kind == store::FlagKind::kDrift) {
+      ++drift;
+      EXPECT_EQ(f.detail["basis"], "level");
+      EXPECT_GT(f.magnitude_rel, 0.02);
+      // The slide began at commit 6 (index); the fit names a commit near it.
+      const std::string started = f.detail["started_at"];
+      auto at = std::find_if(commits.begin(), commits.end(), [&](const auto& c) { return c.sha == started; });
+      ASSERT_NE(at, commits.end());
+      EXPECT_NEAR(at - commits.begin(), 6, 3);
+      EXPECT_EQ(f.detail["left_band_at"], commits[f.commit_id - commits[0].id].sha);
+    } else {
+      ++steps;
+    }
+  }
+  EXPECT_EQ(drift, 4) << "one drift flag per cell\n" << describe_flags();
+  EXPECT_EQ(steps, 0) << "each +0.5% step is inside its comparison's band\n" << describe_flags();
+}
+
+TEST_F(JudgeCommitTest, DriftFromThePinnedBaselineIsFlaggedOnceNotAgainAtEveryLaterCommit) {
+  auto base = h_.add_commit("pinned");
+  h_.add_runs(base, 3, flat(100), 0.01);
+  judge(base, std::nullopt);
+  pinned_ = base;
+  std::vector<double> values;
+  for (int i = 1; i <= 12; ++i) values.push_back(100.0 * std::pow(1.005, i));
+  for (int i = 0; i < 8; ++i) values.push_back(values.back());
+  std::optional<store::CommitRecord> previous = base;
+  for (double v : values) {
+    auto c = h_.add_commit();
+    h_.add_runs(c, 3, flat(v), 0.01);
+    judge(c, previous);
+    previous = c;
+  }
+  int drift = 0;
+  for (const auto& f : all_flags()) {
+    EXPECT_EQ(f.kind, store::FlagKind::kDrift) << "no step flags in a slide";
+    EXPECT_EQ(f.detail["basis"], "pinned");
+    drift += f.standing();
+  }
+  EXPECT_EQ(drift, 4) << "one per cell, not one per later commit\n" << describe_flags();
+}
+
+TEST_F(JudgeCommitTest, AStepFlaggedSinceThePinExplainsThePinnedComparison) {
+  auto base = h_.add_commit("pinned");
+  h_.add_runs(base, 3, flat(100), 0.004);
+  judge(base, std::nullopt);
+  pinned_ = base;
+  std::optional<store::CommitRecord> previous = base;
+  for (double v : {100.0, 100.0, 112.0, 112.0, 112.0, 112.0}) {
+    auto c = h_.add_commit();
+    h_.add_runs(c, 3, flat(v), 0.004);
+    judge(c, previous);
+    previous = c;
+  }
+  for (const auto& f : all_flags()) EXPECT_EQ(f.kind, store::FlagKind::kRegression) << "no drift: the step says it";
+  EXPECT_EQ(all_flags().size(), 4u) << describe_flags();
+}
+
+TEST(SlideStart, FindsWhereALevelTurnsIntoASlope) {
+  std::vector<double> y = {0, 0, 0, 0, 1, 2, 3, 4};
+  EXPECT_EQ(analysis::slide_start(y), 4);
+  std::vector<double> step = {0, 0, 0, 5, 5, 5};
+  EXPECT_NEAR(analysis::slide_start(step), 3, 1);  // a step fits as a steep slide next to it
+  EXPECT_EQ(analysis::slide_start(std::vector<double>{1, 2}), 1);
+}
+
+}  // namespace
+}  // namespace perfwatch::judge::testing
