@@ -69,6 +69,13 @@ Result<store::CommitId> record_commit(store::Database& db, store::RepoId repo, c
   if (!info) return fail(info.error());
   auto hash = git.paths_hash(sha, manifest.paths);
   if (!hash) return fail(hash.error());
+  return record_commit(db, repo, *info, *hash);
+}
+
+Result<store::CommitId> record_commit(store::Database& db, store::RepoId repo, const runner::CommitInfo& info_,
+                                      const std::string& paths_hash) {
+  const runner::CommitInfo* info = &info_;
+  const std::string* hash = &paths_hash;
   store::CommitRecord c;
   c.repo_id = repo;
   c.sha = info->sha;

@@ -76,6 +76,10 @@ Result<runner::Manifest> manifest_for(const runner::Git& git, const std::string&
 Result<store::CommitId> record_commit(store::Database& db, store::RepoId repo, const runner::Git& git,
                                       const std::string& sha, const runner::Manifest& manifest);
 
+// The same from what git said of the commit.
+Result<store::CommitId> record_commit(store::Database& db, store::RepoId repo, const runner::CommitInfo& info,
+                                      const std::string& paths_hash);
+
 // The repo row for a checkout (by its canonical path).
 Result<store::RepoId> record_repo(store::Database& db, const std::filesystem::path& repo);
 

@@ -1,28 +1,29 @@
 // One bench (or back-fill, or confirm) job of the queue: everything the
-// daemon does for one commit.
+// daemon does for one commit, as a loop of named steps:
 //
-//   1. The commit must still exist, and still be on the branch (a force-push
-//      may have dropped it): otherwise the job is skipped, with the reason.
-//   2. A commit that changes none of the manifest's paths inherits its
-//      parent's results (no build, no bench), and its record says so.
-//   3. Otherwise it is measured in runs.per_commit runs (separate bench
-//      processes; one build, in a persistent build slot), interleaved with
-//      re-runs of the pinned baseline's build when runs.interleave_baseline
-//      is set. Runs that an earlier, cut-off attempt finished count; the run
-//      that was cut off is redone.
-//   4. It is compared with the previous benchmarked commit on the branch;
-//      while a point is undecided both grow (A B A B) as analysis/compare.h's
-//      more_runs() asks, up to runs.max_per_commit (the previous commit grows
-//      only while its build is still in a slot).
-//   5. Its pooled values, comparisons (and with the pinned baseline), flags,
-//      noise evidence and bands, experiments (variant A/B; trailers) are
-//      stored; a new regression goes to the webhook; change points over each
-//      point's history may queue confirm jobs (change_watch.h).
-// A confirm job (options.confirm) redoes step 4 for one point with
-// confirmation_runs() and a larger budget, rebuilding the predecessor when
-// needed, and flags a confirmed step as a change point.
-// A failed build or a failed run ends the job as failed, with what happened;
-// whatever was measured before it is kept and judged.
+//   check     the commit still exists and is still on the branch (a
+//             force-push may have dropped it): otherwise skipped, with why;
+//   load      its manifest and its record;
+//   inherit   a commit that changes none of the manifest's paths carries its
+//             parent's results (no build, no bench);
+//   pinned    the pinned baseline, when the manifest names one (measured
+//             once here when it has too few runs of its own);
+//   first     the build (in a persistent build slot) and runs.per_commit
+//             runs, separate bench processes, each after a re-run of the
+//             pinned baseline when runs.interleave_baseline is set; runs an
+//             earlier, cut-off attempt finished count;
+//   grow      while the comparison with the previous benchmarked commit is
+//             undecided (a confirm job: until its cells are decided), the
+//             run plan (judge/run_plan.h) says which side needs how many
+//             runs at which points, within runs.max_per_commit bench
+//             processes per commit, and they run A B A B;
+//   judge     judge/judge_commit.h decides (comparisons, flags, drift, bands,
+//             experiments, change points); notify.h announces what it
+//             returned; change points to confirm become confirm jobs.
+//
+// The world outside (git, builds and benches, the clock) is reached only
+// through ctx.env (env.h). A failed build or run ends the job as failed,
+// with what happened; whatever was measured before it is kept and judged.
 #pragma once
 
 #include <string>

@@ -1,5 +1,5 @@
 // What every step of the daemon's work shares: the store, the log, the
-// options, the watched repo and its build slots.
+// options, the watched repo, the outside world (env.h) and the build slots.
 #pragma once
 
 #include <atomic>
@@ -9,6 +9,7 @@
 #include <string>
 
 #include "analysis/compare.h"
+#include "daemon/env.h"
 #include "daemon/event_log.h"
 #include "daemon/webhook.h"
 #include "daemon/workbench.h"
@@ -32,8 +33,6 @@ struct WatchOptions {
   // Commits of history that change-point detection looks at (the newest
   // ones): the work per commit does not grow with the history's length.
   int change_point_window = 100;
-  // Runs per commit when confirming a change point; 0 = 2 x runs.max_per_commit.
-  int confirm_max_runs = 0;
   int max_attempts = 3;             // a job cut off this many times is not redone
   // Rotating build slots (persistent worktrees). With 2, the previous
   // commit's build stays at hand while the next is measured, so undecided
@@ -48,7 +47,11 @@ struct Context {
   store::Database& db;
   EventLog& log;
   const WatchOptions& options;
+  // The watcher's polling and the CLI's own commands read git here; a commit
+  // job reaches the world only through `env`.
   runner::Git git;
+  SystemEnv system_env;
+  Env& env;  // system_env, or the one a test passed
   store::RepoId repo = 0;
   Workbench workbench;
   std::optional<Webhook> webhook;
@@ -57,8 +60,10 @@ struct Context {
   const std::atomic<bool>* stop = nullptr;
   bool stopping() const { return stop && stop->load(); }
 
-  Context(store::Database& db_, EventLog& log_, const WatchOptions& options_, store::RepoId repo_)
-      : db(db_), log(log_), options(options_), git(options_.repo), repo(repo_),
+  Context(store::Database& db_, EventLog& log_, const WatchOptions& options_, store::RepoId repo_,
+          Env* env_ = nullptr)
+      : db(db_), log(log_), options(options_), git(options_.repo),
+        system_env(options_.repo, options_.manifest_path), env(env_ ? *env_ : system_env), repo(repo_),
         workbench(options_.state_dir, options_.repo, options_.build_slots) {}
 };
 

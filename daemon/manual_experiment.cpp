@@ -1,15 +1,28 @@
 #include "daemon/manual_experiment.h"
 
-#include "daemon/bands.h"
+#include "judge/bands.h"
 #include "daemon/bench_commit.h"
-#include "daemon/experiments.h"
-#include "daemon/judge.h"
-#include "daemon/run_values.h"
+#include "judge/experiments.h"
+#include "judge/comparisons.h"
+#include "judge/commit_runs.h"
 #include "store/experiment_store.h"
 #include "store/repo_store.h"
 #include "store/run_store.h"
 
 namespace perfwatch::daemon {
+
+// The judging vocabulary this file speaks.
+using judge::Bands;
+using judge::PointNames;
+using judge::CommitRuns;
+using judge::commit_runs;
+using judge::Cell;
+using judge::commit_source;
+using judge::direction_of;
+using judge::evidence_records;
+using judge::compare_commits;
+using judge::to_store;
+
 
 using nlohmann::json;
 

@@ -4,11 +4,20 @@
 #include <map>
 #include <set>
 
-#include "daemon/bands.h"
+#include "judge/bands.h"
 #include "daemon/bench_commit.h"
-#include "daemon/run_values.h"
+#include "judge/commit_runs.h"
 
 namespace perfwatch::daemon {
+
+// The judging vocabulary this file speaks.
+using judge::Bands;
+using judge::Cell;
+using judge::commit_runs;
+using judge::commit_source;
+using judge::CommitRuns;
+using judge::PointNames;
+
 
 namespace {
 

@@ -13,7 +13,7 @@
 
 #include "daemon/manual_experiment.h"
 #include "daemon/noise.h"
-#include "daemon/run_values.h"
+#include "judge/commit_runs.h"
 #include "store/history_store.h"
 #include "tests/daemon/daemon_fixture.h"
 
@@ -318,7 +318,9 @@ TEST_F(DaemonTest, DriftAwayFromThePinnedBaselineIsFlaggedOnceWhereItLeavesTheBa
   for (const auto& f : flags()) {
     EXPECT_EQ(f.flag.detail.value("basis", ""), "pinned") << f.flag.detail.dump();
     EXPECT_EQ(f.flag.detail.value("against", ""), a);
-    EXPECT_EQ(f.flag.kind, store::FlagKind::kRegression);
+    EXPECT_EQ(f.flag.kind, store::FlagKind::kDrift);
+    EXPECT_EQ(f.flag.detail.value("verdict", ""), "regression");
+    EXPECT_EQ(f.flag.detail.value("left_band_at", ""), d);
     EXPECT_EQ(f.flag.variant, "base");
     ++by_commit[f.sha];
   }
@@ -470,7 +472,6 @@ TEST_F(DaemonTest, AStepNoSingleComparisonCatchesIsFoundAsAChangePointAndConfirm
   }
   WatchOptions o = options();
   o.since = shas[0];
-  o.confirm_max_runs = 4;
   watch_once(o);
 
   EXPECT_TRUE(logged("step=changepoint")) << log_text();

@@ -1,0 +1,106 @@
+#include "daemon/job_runs.h"
+
+#include "store/job_progress_store.h"
+#include "store/run_store.h"
+
+namespace perfwatch::daemon {
+
+namespace {
+
+// Bench progress as the job's live progress, at most once a second.
+class JobReporter : public BenchReporter {
+ public:
+  JobReporter(store::Database& db, const Env& env, store::JobProgress base)
+      : db_(db), env_(env), base_(std::move(base)) {}
+  void stage(const std::string&) override {}
+  void progress(const runner::SweepProgress& p) override {
+    const double now = env_.now_s();
+    if (now - last_s_ < 1.0) return;
+    last_s_ = now;
+    store::JobProgress d = base_;
+    d.step = store::JobStep::kRun;
+    d.point_index = p.point_index + 1;
+    d.points = p.points;
+    d.point = p.point;
+    d.variant = p.variant;
+    d.trials = p.trials;
+    d.elapsed_s = p.elapsed_s;
+    (void)store::JobProgressWriter(db_).set(d);  // progress is best effort
+  }
+
+ private:
+  store::Database& db_;
+  const Env& env_;
+  store::JobProgress base_;
+  double last_s_ = -1e300;
+};
+
+}  // namespace
+
+void JobRuns::progress(store::JobProgress progress) {
+  progress.job_id = job_.id;
+  progress.commit = job_sha_;
+  (void)store::JobProgressWriter(ctx_.db).set(progress);  // progress is best effort
+}
+
+Result<BenchOutcome> JobRuns::run(RunAsk ask) {
+  if (!ask.lease.built) ctx_.workbench.forget(ask.lease.dir);
+  const std::string what = ask.only_points.empty()
+                               ? ask.purpose
+                               : ask.purpose + " (" + std::to_string(ask.only_points.size()) + " of " +
+                                     std::to_string(manifest_.points.size()) + " points)";
+  store::JobProgress detail = ask.detail;
+  detail.measuring = ask.sha;
+  detail.run_kind = ask.kind;
+  detail.purpose = what;
+  detail.step = ask.lease.built ? store::JobStep::kRun : store::JobStep::kBuild;
+  progress(detail);
+
+  BenchOptions o;
+  o.repo = ctx_.options.repo;
+  o.rev = ask.sha;
+  o.manifest_path = ctx_.options.manifest_path;
+  o.state_dir = ctx_.options.state_dir;
+  o.kind = ask.kind;
+  o.purpose = what;
+  o.only_points = ask.only_points;
+  o.job = job_.id;
+  o.seed = ctx_.options.seed;
+  o.skip_build = ask.lease.built;
+  o.worktree = ask.lease.dir;
+  detail.job_id = job_.id;
+  detail.commit = job_sha_;
+  JobReporter reporter(ctx_.db, ctx_.env, detail);
+  const double t0 = ctx_.env.now_s();
+  auto out = ctx_.env.bench(ctx_.db, o, reporter);
+  bench_s_ += ctx_.env.now_s() - t0;
+  if (!out) {
+    ctx_.log.event("run").commit(ask.sha).add("status", "error").add("message", out.error().to_string());
+    return out;
+  }
+
+  const std::string slot = ask.lease.dir.filename().string();
+  if (out->build) {
+    auto build = store::RunReader(ctx_.db).build(*out->build);
+    const bool ok = out->status != store::RunStatus::kBuildFailed;
+    auto e = ctx_.log.event("build");
+    e.commit(ask.sha).add("status", ok ? "ok" : (build ? std::string(store::to_string(build->status)) : "failed"));
+    if (build) e.add("wall_s", build->duration_s);
+    e.add("slot", slot);
+    if (!ok) e.add("message", out->message);
+    e.emit();
+    if (ok) ctx_.workbench.remember(ask.lease.dir, ask.sha, manifest_.build.command);
+  }
+  if (out->status != store::RunStatus::kBuildFailed) {
+    auto e = ctx_.log.event("run");
+    e.commit(ask.sha)
+        .add("status", std::string(store::to_string(out->status)))
+        .add("run", static_cast<long long>(out->run));
+    if (ask.kind != store::RunKind::kBench) e.add("kind", std::string(store::to_string(ask.kind)));
+    e.add("purpose", what).add("trials", static_cast<long long>(out->trials)).add("wall_s", out->wall_s);
+    if (!out->message.empty()) e.add("message", out->message);
+  }
+  return out;
+}
+
+}  // namespace perfwatch::daemon

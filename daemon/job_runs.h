@@ -1,0 +1,51 @@
+// The bench processes of one job: each run of a commit goes through the env
+// (building first when its build slot does not hold the build), shows its
+// progress on the job, logs its build and run lines, and adds its time to
+// what the job cost.
+#pragma once
+
+#include <set>
+#include <string>
+
+#include "common/result.h"
+#include "daemon/bench_commit.h"
+#include "daemon/context.h"
+#include "daemon/workbench.h"
+#include "runner/manifest.h"
+#include "store/job_progress_store.h"
+#include "store/records.h"
+
+namespace perfwatch::daemon {
+
+struct RunAsk {
+  std::string sha;
+  store::RunKind kind = store::RunKind::kBench;
+  Workbench::Lease lease;
+  std::string purpose;                 // "run 2 of 3 of 3f2a9c1e05"
+  std::set<std::string> only_points;   // point keys; empty: the whole sweep
+  store::JobProgress detail;           // run x of y, for the job's live progress
+};
+
+class JobRuns {
+ public:
+  // `job_sha`: the commit the job is about (its progress names it).
+  JobRuns(Context& ctx, const store::JobRecord& job, const runner::Manifest& manifest, std::string job_sha)
+      : ctx_(ctx), job_(job), manifest_(manifest), job_sha_(std::move(job_sha)) {}
+
+  // Errors are the store's; a failed build or bench is the outcome's status.
+  Result<BenchOutcome> run(RunAsk ask);
+
+  // The job's live progress (best effort).
+  void progress(store::JobProgress progress);
+
+  double bench_s() const { return bench_s_; }
+
+ private:
+  Context& ctx_;
+  const store::JobRecord& job_;
+  const runner::Manifest& manifest_;
+  std::string job_sha_;
+  double bench_s_ = 0;
+};
+
+}  // namespace perfwatch::daemon
