@@ -179,7 +179,9 @@ Result<std::vector<Drift>> pinned_drifts(store::Database& db, const DriftScope& 
     const double unexplained = total - explained;
     const double band = log_change(c.comparison.band_rel);
     if (!(std::abs(unexplained) > band) || (unexplained > 0) != (total > 0)) continue;
-    const double p = variance > 0 ? 2 * (1 - analysis::normal_cdf(std::abs(unexplained) / std::sqrt(variance))) : 1.0;
+    // Without intervals to go on (runs that agree exactly), the comparison's own test stands.
+    const double p = variance > 0 ? 2 * (1 - analysis::normal_cdf(std::abs(unexplained) / std::sqrt(variance)))
+                                  : c.comparison.p_value;
     if (!(p < scope.policy.alpha)) continue;
     Drift d;
     d.cell = c.cell;

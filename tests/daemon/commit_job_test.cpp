@@ -59,6 +59,12 @@ class CommitJobTest : public ::testing::Test {
     FAIL() << "the queue never ran dry";
   }
 
+  std::string log_text() const {
+    std::string out;
+    for (const auto& l : log_lines_) out += l + "\n";
+    return out;
+  }
+
   std::vector<store::FlagView> standing_flags() {
     store::FlagFilter f;
     f.limit = 1000;
@@ -85,7 +91,7 @@ TEST_F(CommitJobTest, EachCommitIsRunJudgedAndAStepFlaggedAtItsCommitOnly) {
   for (double v : {100.0, 100.0, 100.0, 115.0, 115.0}) env_.add_commit(flat(v));
   watch();
   const auto flags = standing_flags();
-  ASSERT_EQ(flags.size(), 4u);
+  ASSERT_EQ(flags.size(), 4u) << log_text();
   for (const auto& f : flags) {
     EXPECT_EQ(f.sha, env_.shas()[3]);
     EXPECT_EQ(f.flag.kind, store::FlagKind::kRegression);

@@ -13,7 +13,8 @@ FakeEnv::FakeEnv(runner::Manifest manifest, double noise, std::uint64_t seed)
 
 std::string FakeEnv::add_commit(judge::testing::TrueValue value, bool touches_paths, const std::string& subject) {
   char sha[41];
-  std::snprintf(sha, sizeof sha, "%040zx", static_cast<std::size_t>(0xabc00000) + order_.size() + 1);
+  // The counter first: logs and short shas show the first 10 characters.
+  std::snprintf(sha, sizeof sha, "%010zx%030x", order_.size() + 1, 0xfa4e);
   FakeCommit c;
   c.info.sha = sha;
   c.info.parent_sha = order_.empty() ? "" : order_.back();
@@ -22,7 +23,7 @@ std::string FakeEnv::add_commit(judge::testing::TrueValue value, bool touches_pa
   c.info.subject = subject.empty() ? "commit " + std::to_string(order_.size() + 1) : subject;
   c.info.message = c.info.subject;
   const std::string parent_tree = order_.empty() ? "" : commits_.at(order_.back()).tree;
-  c.tree = touches_paths || order_.empty() ? "tree-" + std::string(sha).substr(0, 8) : parent_tree;
+  c.tree = touches_paths || order_.empty() ? "tree-" + std::string(sha) : parent_tree;
   c.value = std::move(value);
   commits_[sha] = std::move(c);
   order_.push_back(sha);

@@ -325,7 +325,7 @@ TEST_F(DaemonTest, DriftAwayFromThePinnedBaselineIsFlaggedOnceWhereItLeavesTheBa
     ++by_commit[f.sha];
   }
   EXPECT_EQ(by_commit[c], 0);  // within noise against both
-  EXPECT_EQ(by_commit[d], 2);  // both points left the band against the release
+  EXPECT_EQ(by_commit[d], 2) << log_text();  // both points left the band against the release
   EXPECT_EQ(by_commit[e], 0);  // still 8 % behind it, but that is no news
   EXPECT_TRUE(logged("basis=pinned")) << log_text();
 }
@@ -458,10 +458,11 @@ TEST_F(DaemonTest, AAnoiseRunsCalibrateTheBandsPerVariantAndPoint) {
 }
 
 TEST_F(DaemonTest, AStepNoSingleComparisonCatchesIsFoundAsAChangePointAndConfirmed) {
-  // One run per commit and no growth: a single comparison has no variance
-  // estimate and stays undecided, so only the history can see the +3% step.
+  // One run per commit, grown to at most 4: inside the uncalibrated +-5%
+  // band a +3% step is never flagged by its comparison (within noise once
+  // the runs agree), so only the history can see it.
   json m = fake_manifest();
-  m["runs"] = {{"per_commit", 1}, {"max_per_commit", 1}};
+  m["runs"] = {{"per_commit", 1}, {"max_per_commit", 4}};
   std::vector<std::string> shas;
   // Eight commits a side: the permutation test on a history of exact values
   // needs enough distinct orders to reach p <= 0.01.
@@ -482,22 +483,23 @@ TEST_F(DaemonTest, AStepNoSingleComparisonCatchesIsFoundAsAChangePointAndConfirm
   EXPECT_EQ(cps[0].flag.variant, "base");
   EXPECT_NEAR(cps[0].flag.magnitude_rel, 0.03, 0.002);
   EXPECT_TRUE(cps[0].flag.detail.contains("change_point"));
-  // The confirmation grew the step's commit and its predecessor (A B A B),
-  // each confirmed point to 4 runs, with runs of that point only: the two
-  // change points (one a point) were confirmed one after the other.
+  // One flag per cell: the confirmation did not add a second one to a cell
+  // already flagged.
+  std::map<std::pair<std::string, store::PointId>, int> per_cell;
+  for (const auto& f : flags()) ++per_cell[{f.sha + f.flag.variant, f.flag.point_id}];
+  for (const auto& [cell, n] : per_cell) EXPECT_EQ(n, 1) << cell.first;
+  // The confirmation grew the step's commit and its predecessor (A B A B)
+  // up to the budget, runs.max_per_commit = 4 bench processes a commit,
+  // confirmations included; no commit got more.
   for (int i : {7, 8}) {
     const auto runs = runs_of(shas[i]);
-    EXPECT_EQ(ok_runs(runs), 1 + 3 + 3) << i;
+    EXPECT_EQ(ok_runs(runs), 4) << i;
     ASSERT_TRUE(runs[0].testbed_id.has_value());
-    auto values = commit_runs(*db_, commit_record(shas[i]).id, *runs[0].testbed_id);
+    auto values = judge::commit_runs(*db_, commit_record(shas[i]).id, *runs[0].testbed_id);
     ASSERT_TRUE(values.has_value());
-    for (const auto& [cell, medians] : values->values()) EXPECT_EQ(medians.size(), 4u) << i << " " << cell.variant;
-    for (const auto& r : runs) {
-      if (r.id == runs[0].id) continue;
-      EXPECT_THAT(r.purpose, HasSubstr("(1 of 2 points)")) << r.id;
-    }
+    for (const auto& [cell, medians] : values->values()) EXPECT_LE(medians.size(), 4u) << i << " " << cell.variant;
   }
-  for (int i : {1, 2, 3, 10, 15}) EXPECT_EQ(ok_runs(runs_of(shas[i])), 1) << i;
+  for (const auto& sha : shas) EXPECT_LE(static_cast<int>(runs_of(sha).size()), 4) << sha;
 }
 
 }  // namespace
