@@ -3,7 +3,9 @@
 #include <cstdio>
 #include <iostream>
 
+#include "cli/cli_support.h"
 #include "cli/console.h"
+#include "common/text.h"
 #include "daemon/bench_commit.h"
 #include "views/run_view.h"
 
@@ -59,13 +61,12 @@ int run_bench(const GlobalOptions& global, const BenchArgs& args) {
   reporter.stage(summary);
 
   if (args.json) {
-    std::cout << views::run_document(*view).dump(2) << std::endl;
+    std::cout << json_text(views::run_document(*view), 2) << std::endl;
   } else if (outcome->status != store::RunStatus::kBuildFailed) {
     std::string backend = run.provenance.value("backend", "?");
     std::string device = run.provenance.contains("device") ? run.provenance["device"].value("name", "?") : "?";
-    std::cout << "\n" << outcome->sha.substr(0, 10) << " " << commit.subject << "\nmeasured on " << backend << ": " << device
-              << "; median of trials with its distribution-free 95% CI; one run (one process)\n\n"
-              << views::run_text(*view);
+    print_text("\n" + outcome->sha.substr(0, 10) + " " + commit.subject + "\nmeasured on " + backend + ": " + device +
+               "; median of trials with its distribution-free 95% CI; one run (one process)\n\n" + views::run_text(*view));
   }
   switch (outcome->status) {
     case store::RunStatus::kOk: return kExitOk;

@@ -30,6 +30,15 @@ const char* to_string(Outcome outcome) {
   return "failed_to_start";
 }
 
+Clock::time_point deadline_after(double timeout_s) {
+  const auto now = Clock::now();
+  if (!(timeout_s > 0)) return Clock::time_point::max();
+  // Compared in double seconds, which cannot overflow; what is left fits the clock's duration.
+  const double room_s = std::chrono::duration<double>(Clock::time_point::max() - now).count();
+  if (timeout_s >= room_s) return Clock::time_point::max();
+  return now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
+}
+
 std::string ProcessResult::describe() const {
   switch (outcome) {
     case Outcome::kExited: return "exited with code " + std::to_string(exit_code);
@@ -63,11 +72,6 @@ namespace {
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-Clock::time_point deadline_after(double timeout_s) {
-  if (timeout_s <= 0) return Clock::time_point::max();
-  return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
 }
 
 bp::environment make_env(const ProcessSpec& spec) {

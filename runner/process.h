@@ -25,6 +25,12 @@ struct ProcessSpec {
   double timeout_s = 0;                     // wall-clock limit; 0 = none
 };
 
+// The time `timeout_s` from now on the steady clock. A limit that is not
+// positive, not a number, or too far ahead for the clock (a manifest may say
+// 1e300 s) is no limit: time_point::max(), never an overflow that would put
+// the deadline in the past and time the child out at once.
+std::chrono::steady_clock::time_point deadline_after(double timeout_s);
+
 enum class Outcome { kExited, kSignalled, kTimedOut, kFailedToStart };
 const char* to_string(Outcome outcome);
 

@@ -1,9 +1,12 @@
 #include "runner/sweep.h"
 
 #include <chrono>
+#include <cstdio>
 #include <map>
 
 #include "analysis/summary.h"
+#include "common/text.h"
+#include "runner/process.h"
 #include "runner/protocol.h"
 
 namespace perfwatch::runner {
@@ -25,8 +28,13 @@ const char* to_string(RunStatus status) {
 
 namespace {
 
-Clock::time_point after(double seconds) {
-  return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+Clock::time_point after(double seconds) { return deadline_after(seconds); }
+
+// A manifest's limit in a message: as written, never cast to an int (1e300 would not fit).
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", s);
+  return buf;
 }
 
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
@@ -53,7 +61,7 @@ class Session {
     for (const auto& v : m_.variants) {
       BenchLine line = expect({LineKind::kVariant}, "the variant line of '" + v.name + "'");
       if (line.doc["variant"] != v.name) {
-        throw RunEnd{RunStatus::kProtocolError, where() + ": variant: expected '" + v.name + "', got " + line.doc["variant"].dump()};
+        throw RunEnd{RunStatus::kProtocolError, where() + ": variant: expected '" + v.name + "', got " + json_text(line.doc["variant"])};
       }
       sink_.on_variant(line.doc);
       if (line.doc["status"] == "ok") runnable.push_back(v.name);
@@ -117,8 +125,8 @@ class Session {
     for (;;) {
       BenchLine line = expect({LineKind::kCheck, LineKind::kTrial, LineKind::kSkipped}, "the answer to a measure request");
       if (line.doc["variant"] != variant || line.doc["point"] != point.id) {
-        throw RunEnd{RunStatus::kProtocolError, where() + ": answered for " + line.doc["variant"].dump() + " at " +
-                                                    line.doc["point"].dump() + ", asked for '" + variant + "' at '" + point.id + "'"};
+        throw RunEnd{RunStatus::kProtocolError, where() + ": answered for " + json_text(line.doc["variant"]) + " at " +
+                                                    json_text(line.doc["point"]) + ", asked for '" + variant + "' at '" + point.id + "'"};
       }
       switch (line.kind) {
         case LineKind::kCheck:
@@ -130,7 +138,7 @@ class Session {
         case LineKind::kTrial: {
           int expected = s->trials + 1;
           if (line.doc["trial"] != expected) {
-            throw RunEnd{RunStatus::kProtocolError, where() + ": trial: expected " + std::to_string(expected) + ", got " + line.doc["trial"].dump()};
+            throw RunEnd{RunStatus::kProtocolError, where() + ": trial: expected " + std::to_string(expected) + ", got " + json_text(line.doc["trial"])};
           }
           auto metric = line.doc.find(m_.metric.name);
           if (metric == line.doc.end() || !metric->is_number()) {
@@ -150,7 +158,7 @@ class Session {
   }
 
   void send(const json& doc) {
-    if (auto ok = child_.write_line(doc.dump()); !ok) {
+    if (auto ok = child_.write_line(json_text(doc)); !ok) {
       throw RunEnd{RunStatus::kCrashed, "the bench stopped reading its stdin"};
     }
   }
@@ -171,9 +179,9 @@ class Session {
         throw RunEnd{RunStatus::kCrashed, "the bench's output ended before " + what};
       case LineChild::Read::kTimeout:
         if (Clock::now() >= run_deadline_) {
-          throw RunEnd{RunStatus::kTimedOut, "the run took longer than bench.timeout_s (" + std::to_string(static_cast<int>(m_.bench.timeout_s)) + " s) waiting for " + what};
+          throw RunEnd{RunStatus::kTimedOut, "the run took longer than bench.timeout_s (" + seconds_text(m_.bench.timeout_s) + " s) waiting for " + what};
         }
-        throw RunEnd{RunStatus::kTimedOut, "the bench wrote nothing for bench.idle_timeout_s (" + std::to_string(static_cast<int>(m_.bench.idle_timeout_s)) + " s) while perfwatch waited for " + what};
+        throw RunEnd{RunStatus::kTimedOut, "the bench wrote nothing for bench.idle_timeout_s (" + seconds_text(m_.bench.idle_timeout_s) + " s) while perfwatch waited for " + what};
       case LineChild::Read::kTooLong:
         ++line_no_;
         throw RunEnd{RunStatus::kProtocolError, where() + ": longer than 1 MiB"};

@@ -2,6 +2,8 @@
 
 #include <sqlite3.h>
 
+#include "common/text.h"
+
 namespace perfwatch::store::detail {
 
 void raise(ErrorCode code, std::string message) { throw Failure{code, std::move(message)}; }
@@ -99,7 +101,7 @@ Statement& Statement::bind(std::string_view name, std::string_view value) {
 }
 
 Statement& Statement::bind(std::string_view name, const nlohmann::json& value) {
-  return bind(name, std::string_view(value.dump()));
+  return bind(name, std::string_view(json_text(value)));
 }
 
 Statement& Statement::bind_null(std::string_view name) {

@@ -3,6 +3,8 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -70,6 +72,22 @@ TEST(Process, TimeoutKillsTheWholeProcessGroup) {
   int grandchild = std::stoi(testing::read_file(pid_file));
   for (int i = 0; i < 200 && !gone(grandchild); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_TRUE(gone(grandchild)) << "pid " << grandchild << " survived the timeout";
+}
+
+// A manifest may say 1e300 s: Clock::now() + that overflows to a time in
+// the past, and the child was timed out at once.
+TEST(Process, AHugeTimeoutIsNoTimeoutNotAnOverflow) {
+  const auto max = std::chrono::steady_clock::time_point::max();
+  EXPECT_EQ(deadline_after(1e300), max);
+  EXPECT_EQ(deadline_after(std::numeric_limits<double>::infinity()), max);
+  EXPECT_EQ(deadline_after(9.3e9), max);  // past the clock's ~292 years
+  EXPECT_EQ(deadline_after(0), max);
+  EXPECT_EQ(deadline_after(std::nan("")), max);
+  EXPECT_LT(deadline_after(60), max);
+  EXPECT_GT(deadline_after(60), std::chrono::steady_clock::now());
+  Captured c = run_captured(sh("echo done", 1e300));
+  EXPECT_EQ(c.result.outcome, Outcome::kExited) << c.result.describe();
+  EXPECT_EQ(c.out, "done\n");
 }
 
 TEST(Process, ASimpleCommandRunsWithoutAShellSoSignalsShow) {

@@ -85,6 +85,15 @@ TEST_F(SweepTest, AWellBehavedBenchIsMeasuredToTheMinimumAndInterleaved) {
   EXPECT_EQ(order, "base\nwide\nbase\nwide\nbase\nwide\nbase\nwide\nbase\nwide\nbase\nwide\n");
 }
 
+TEST_F(SweepTest, HugeManifestTimeoutsDoNotTimeTheRunOutAtOnce) {
+  Manifest m = manifest("ok");
+  m.bench.timeout_s = 1e300;
+  m.bench.idle_timeout_s = 1e300;
+  SweepResult r = run(m);
+  EXPECT_EQ(r.status, RunStatus::kOk) << r.message;
+  EXPECT_EQ(r.trials, 12);
+}
+
 TEST_F(SweepTest, TightTargetRunsToTheMaximum) {
   Manifest m = manifest("ok");
   m.trials.target_rel_ci = 1e-9;
