@@ -11,3 +11,6 @@ build=${PERFWATCH_BUILD_DIR:-build}
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPERFWATCH_REQUIRE_BROWSER_TEST=ON
 cmake --build "$build"
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
+# The parsers of outside input under libFuzzer, a fixed budget each, after the
+# tests (tests/fuzz/README.md).
+./scripts/fuzz.sh "${PERFWATCH_FUZZ_SECONDS:-20}"
