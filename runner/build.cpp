@@ -39,9 +39,17 @@ BuildOutcome run_build(const Manifest& manifest, const std::filesystem::path& ch
   b.toolchain = probe_toolchain();
   std::error_code ec;
   std::filesystem::create_directories(log_path.parent_path(), ec);
+  auto workdir = resolve_workdir(checkout, manifest.build.workdir, "build.workdir");
+  if (!workdir) {
+    // Never a run somewhere else: the build fails to start, and says why.
+    b.process.outcome = Outcome::kFailedToStart;
+    b.process.start_error = workdir.error().to_string();
+    b.process.tail = b.process.start_error;
+    return b;
+  }
   ProcessSpec spec;
   spec.command = manifest.build.command;
-  spec.workdir = checkout / manifest.build.workdir;
+  spec.workdir = *workdir;
   spec.timeout_s = manifest.build.timeout_s;
   b.process = run_logged(spec, log_path);
   return b;

@@ -221,9 +221,11 @@ SweepResult run_sweep(const SweepRequest& req, RunSink& sink) {
   auto plan = protocol->make_plan(m, points, req.seed);
   if (!plan) return finish(RunStatus::kFailedToStart, plan.error().to_string());
 
+  auto workdir = resolve_workdir(req.checkout, m.bench.workdir, "bench.workdir");
+  if (!workdir) return finish(RunStatus::kFailedToStart, workdir.error().to_string());
   ProcessSpec spec;
   spec.command = m.bench.command;
-  spec.workdir = req.checkout / m.bench.workdir;
+  spec.workdir = *workdir;
   spec.env = m.bench.env;
   for (const auto& [k, v] : req.extra_env) spec.env[k] = v;
   auto child = LineChild::start(spec, req.stderr_log);
