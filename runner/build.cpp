@@ -32,7 +32,8 @@ std::string probe_toolchain() {
   return out;
 }
 
-BuildOutcome run_build(const Manifest& manifest, const std::filesystem::path& checkout, const std::filesystem::path& log_path) {
+BuildOutcome run_build(const Manifest& manifest, const std::filesystem::path& checkout, const std::filesystem::path& log_path,
+                       ChildWatch watch) {
   BuildOutcome b;
   b.command = manifest.build.command;
   b.log_path = log_path;
@@ -51,6 +52,7 @@ BuildOutcome run_build(const Manifest& manifest, const std::filesystem::path& ch
   spec.command = manifest.build.command;
   spec.workdir = *workdir;
   spec.timeout_s = manifest.build.timeout_s;
+  spec.watch = std::move(watch);
   b.process = run_logged(spec, log_path);
   return b;
 }
