@@ -307,6 +307,17 @@ void pump(Running& run, int n, const int* fds, const std::function<void(int, con
       else if (got == 0 || errno != EINTR) open[which[j]] = false;
     }
   }
+  // What is already in the pipes is kept (bounded: a grandchild may go on writing).
+  for (int i = 0; i < n; ++i) {
+    std::size_t taken = 0;
+    pollfd ready{fds[i], POLLIN, 0};
+    while (open[i] && taken < (8u << 20) && ::poll(&ready, 1, 0) > 0 && (ready.revents & POLLIN)) {
+      ssize_t got = ::read(fds[i], buf, sizeof buf);
+      if (got <= 0) break;
+      sink(i, buf, static_cast<std::size_t>(got));
+      taken += static_cast<std::size_t>(got);
+    }
+  }
 }
 
 }  // namespace
@@ -483,6 +494,16 @@ LineChild::Read LineChild::read_line(std::string* line, Clock::time_point deadli
     // The bench has exited and its stdout stayed quiet for the drain: a
     // grandchild holding the pipe open does not make it a hang.
     if (s.run->drained()) {
+      // What the bench wrote before it exited is still read, however late we look.
+      pollfd ready{s.out_fd, POLLIN, 0};
+      if (::poll(&ready, 1, 0) > 0 && (ready.revents & POLLIN)) {
+        char buf[65536];
+        ssize_t got = ::read(s.out_fd, buf, sizeof buf);
+        if (got > 0) {
+          s.buffer.append(buf, static_cast<size_t>(got));
+          continue;
+        }
+      }
       s.eof = true;
       continue;
     }
