@@ -243,12 +243,15 @@ Result<BenchOutcome> CommitJob::run_once(const std::string& sha, store::RunKind 
   o.seed = ctx_.options.seed;
   o.skip_build = lease.built;
   o.worktree = lease.dir;
+  o.stop = ctx_.stop;
   detail.job_id = job_.id;
   detail.commit = sha_;
   JobReporter reporter(ctx_.db, detail);
   auto t0 = Clock::now();
   auto out = bench_commit(ctx_.db, o, reporter);
   bench_s_ += seconds_since(t0);
+  // A stop cut the run off: the job ends here and the watcher leaves it for the next start.
+  if (ctx_.stopping()) return fail(Error{ErrorCode::kFailed, "job", "interrupted by a stop request"});
   if (!out) {
     ctx_.log.event("run").commit(sha).add("status", "error").add("message", out.error().to_string());
     return out;

@@ -1,5 +1,6 @@
 #include "runner/manifest.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <fstream>
 #include <limits>
@@ -60,7 +61,39 @@ std::vector<int> int_list(const json& sweep, const char* key, std::vector<int> f
 
 Result<Manifest> read_fields(const json& doc, const std::string& where);
 
+// A workdir is a relative path that stays inside the checkout, whatever the
+// checkout's contents (symlinks are checked again in resolve_workdir).
+Status check_workdir(const std::string& workdir, const std::string& field) {
+  std::filesystem::path p(workdir);
+  if (workdir.empty()) return fail(invalid_argument(field, "must not be empty (use \".\" for the checkout's root)"));
+  if (p.is_absolute() || p.has_root_name() || p.has_root_directory())
+    return fail(invalid_argument(field, "'" + workdir + "' is absolute; give a path relative to the checkout's root"));
+  for (const auto& part : p) {
+    if (part == "..") return fail(invalid_argument(field, "'" + workdir + "' contains '..'; it must stay inside the checkout"));
+  }
+  return {};
+}
+
 }  // namespace
+
+Result<std::filesystem::path> resolve_workdir(const std::filesystem::path& checkout, const std::string& workdir,
+                                              const std::string& field) {
+  namespace fs = std::filesystem;
+  if (auto ok = check_workdir(workdir, field); !ok) return fail(ok.error());
+  std::error_code ec;
+  fs::path root = fs::weakly_canonical(checkout, ec);
+  if (ec) return fail(io_error(checkout.string(), "cannot resolve the checkout: " + ec.message()));
+  fs::path dir = fs::weakly_canonical(checkout / workdir, ec);
+  if (ec) return fail(invalid_argument(field, "'" + workdir + "': cannot resolve: " + ec.message()));
+  // Component-wise prefix test: /a/bc is not inside /a/b.
+  auto [root_end, dir_at] = std::mismatch(root.begin(), root.end(), dir.begin(), dir.end());
+  if (root_end != root.end())
+    return fail(invalid_argument(field, "'" + workdir + "' resolves to " + dir.string() + ", outside the checkout " +
+                                            root.string() + " (a symlink leads out)"));
+  if (!fs::is_directory(dir, ec))
+    return fail(invalid_argument(field, "'" + workdir + "': no such directory in the checkout (" + dir.string() + ")"));
+  return dir;
+}
 
 Result<Manifest> parse_manifest(const json& doc, const std::string& where) {
   auto schema = schemas::Schema::load("manifest.schema.json");
@@ -101,6 +134,8 @@ Result<Manifest> read_fields(const json& doc, const std::string& where) {
   m.bench.env = value_or<std::map<std::string, std::string>>(bench, "env", {});
   m.bench.record_env = value_or<std::vector<std::string>>(bench, "record_env", {});
   m.bench.threads = int_or(bench, "threads", 0, where + ": bench.threads");
+  if (auto ok = check_workdir(m.build.workdir, where + ": build.workdir"); !ok) return fail(ok.error());
+  if (auto ok = check_workdir(m.bench.workdir, where + ": bench.workdir"); !ok) return fail(ok.error());
 
   std::set<std::string> names;
   int baselines = 0;

@@ -22,6 +22,8 @@ const char* to_string(RunStatus status) {
     case RunStatus::kProtocolError: return "protocol_error";
     case RunStatus::kFailed: return "failed";
     case RunStatus::kFailedToStart: return "failed_to_start";
+    case RunStatus::kStopped: return "stopped";
+    case RunStatus::kStoreFailed: return "store_failed";
   }
   return "failed";
 }
@@ -69,6 +71,7 @@ class Session {
     for (size_t i = 0; i < points.size(); ++i) measure_point(points[i], static_cast<int>(i), static_cast<int>(points.size()), runnable);
     child_.close_stdin();
     expect({LineKind::kFooter}, "the footer");
+    if (auto failed = sink_.failure()) throw RunEnd{RunStatus::kStoreFailed, "storing the run failed: " + *failed};
     std::string extra;
     if (child_.read_line(&extra, deadline()) == LineChild::Read::kLine) {
       throw RunEnd{RunStatus::kProtocolError, where(1) + ": the bench wrote after its footer: '" + extra.substr(0, 120) + "'"};
@@ -158,6 +161,7 @@ class Session {
   }
 
   void send(const json& doc) {
+    if (auto failed = sink_.failure()) throw RunEnd{RunStatus::kStoreFailed, "storing the run failed: " + *failed};
     if (auto ok = child_.write_line(json_text(doc)); !ok) {
       throw RunEnd{RunStatus::kCrashed, "the bench stopped reading its stdin"};
     }
@@ -185,8 +189,12 @@ class Session {
       case LineChild::Read::kTooLong:
         ++line_no_;
         throw RunEnd{RunStatus::kProtocolError, where() + ": longer than 1 MiB"};
+      case LineChild::Read::kStopped:
+        throw RunEnd{RunStatus::kStopped, "stopped while waiting for " + what + ": perfwatch was asked to stop"};
     }
     ++line_no_;
+    // The sink kept the previous line, or the run ends here.
+    if (auto failed = sink_.failure()) throw RunEnd{RunStatus::kStoreFailed, "storing the run failed: " + *failed};
     auto line = protocol_.parse(text, line_no_);
     if (!line) throw RunEnd{RunStatus::kProtocolError, line.error().to_string()};
     if (line->kind == LineKind::kError) {
@@ -229,11 +237,14 @@ SweepResult run_sweep(const SweepRequest& req, RunSink& sink) {
   auto plan = protocol->make_plan(m, points, req.seed);
   if (!plan) return finish(RunStatus::kFailedToStart, plan.error().to_string());
 
+  auto workdir = resolve_workdir(req.checkout, m.bench.workdir, "bench.workdir");
+  if (!workdir) return finish(RunStatus::kFailedToStart, workdir.error().to_string());
   ProcessSpec spec;
   spec.command = m.bench.command;
-  spec.workdir = req.checkout / m.bench.workdir;
+  spec.workdir = *workdir;
   spec.env = m.bench.env;
   for (const auto& [k, v] : req.extra_env) spec.env[k] = v;
+  spec.watch = req.watch;
   auto child = LineChild::start(spec, req.stderr_log);
   if (!child) return finish(RunStatus::kFailedToStart, child.error().to_string());
 
@@ -260,6 +271,8 @@ SweepResult run_sweep(const SweepRequest& req, RunSink& sink) {
       // The output ended: the process is dying or dead; collect how it ended.
       result.process = (*child)->wait(after(5));
       message += ": the bench " + result.process.describe();
+    } else if (status == RunStatus::kStopped) {
+      result.process = (*child)->wait(Clock::now());  // a stop: ends the group at once
     } else {
       (*child)->kill();
       result.process = (*child)->wait(after(5));

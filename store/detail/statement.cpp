@@ -41,6 +41,9 @@ ErrorCode code_of(int rc) {
 void raise_sqlite(sqlite3* db, int rc, std::string_view doing) {
   std::string message(doing);
   if (!message.empty()) message += ": ";
+  // The words a user acts on first: the disk is full (SQLITE_FULL is also
+  // the max_page_count limit, which is full too).
+  if ((rc & 0xff) == SQLITE_FULL) message += "disk full: ";
   message += db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
   message += " (";
   message += sqlite3_errstr(rc);
