@@ -18,7 +18,9 @@
 // A request's latency runs from the moment it could be sent (for a new
 // connection: from connect(), so a full listen backlog shows) to the last
 // byte of its answer. A request unanswered after --timeout-s counts as a
-// timeout and its connection is replaced. Each level runs --warmup-s, then
+// timeout and its connection is replaced; one answered 503 with
+// Retry-After (the server shedding load) counts as non-200 and its client
+// comes back on a new connection after that many seconds. Each level runs --warmup-s, then
 // is measured for --seconds; everything is bounded and the program stops by
 // itself.
 //
@@ -140,7 +142,8 @@ struct Connection {
   std::string in;
   Clock::time_point started;     // when the current request could be sent
   Clock::time_point next_at;     // probe: when to send the next one
-  bool waiting = false;          // probe: idle until next_at
+  bool waiting = false;          // idle until next_at (the probe's pace, or Retry-After)
+  bool reconnect = false;        // ...then on a new connection
 };
 
 // The length of a complete response at the start of `in`, or 0; *status
@@ -155,6 +158,16 @@ std::size_t complete_response(const std::string& in, int* status, bool* close) {
   auto at = head.find("\r\ncontent-length:");
   std::size_t length = at == std::string::npos ? 0 : std::strtoul(head.c_str() + at + 17, nullptr, 10);
   return in.size() >= head_end + 4 + length ? head_end + 4 + length : 0;
+}
+
+// The value of header `name` (lower case) in the response head at the start of `in`.
+std::string header_value(const std::string& in, const std::string& name) {
+  std::string head = in.substr(0, in.find("\r\n\r\n"));
+  for (auto& c : head) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  auto at = head.find("\r\n" + name + ":");
+  if (at == std::string::npos) return "";
+  auto from = at + 3 + name.size();
+  return head.substr(from, head.find("\r\n", from) - from);
 }
 
 class Load {
@@ -193,7 +206,13 @@ class Load {
       for (std::size_t i = 0; i < conns_.size(); ++i) {
         auto& c = conns_[i];
         if (c.waiting) {
-          if (now >= c.next_at) send_request(i, now);
+          if (now < c.next_at) continue;
+          if (c.reconnect) {
+            c.reconnect = false;
+            open(i, now);
+          } else {
+            send_request(i, now);
+          }
         } else if (ms_since(c.started, now) > timeout_s_ * 1e3) {
           if (measuring(c.started)) count(c, now).timeouts++;
           open(i, now);
@@ -204,7 +223,7 @@ class Load {
     // would otherwise look better the longer the server makes them wait.
     auto now = Clock::now();
     for (auto& c : conns_) {
-      if (c.waiting) continue;
+      if (c.waiting) continue;  // not asking now (paced, or told to come back)
       auto& t = count(c, now);
       t.pending++;
       t.oldest_pending_ms = std::max(t.oldest_pending_ms, ms_since(c.started, now));
@@ -307,7 +326,21 @@ class Load {
       if (status == 200) t.ms.push_back(ms_since(c.started, now));
       else t.other_status++;
     }
+    // A client told to come back later (503 with Retry-After) does so, as a
+    // well-behaved one would, rather than hammering the server at once.
+    int retry_after = status == 503 ? std::atoi(header_value(c.in, "retry-after").c_str()) : 0;
     c.in.erase(0, length);
+    if (retry_after > 0) {
+      if (c.fd >= 0) {
+        epoll_ctl(ep_, EPOLL_CTL_DEL, c.fd, nullptr);
+        ::close(c.fd);
+        c.fd = -1;
+      }
+      c.waiting = true;
+      c.reconnect = true;
+      c.next_at = now + std::chrono::seconds(retry_after);
+      return;
+    }
     if (close) return open(i, now);
     if (c.probe) {
       c.waiting = true;

@@ -7,6 +7,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <cstring>
 #include <deque>
 #include <list>
@@ -38,6 +40,12 @@ using Clock = std::chrono::steady_clock;
 constexpr std::size_t kMaxHead = 32 * 1024;
 // What a chunked body's framing may add to max_body_bytes.
 constexpr std::size_t kFramingAllowance = 16 * 1024;
+// Requests that may wait for a lane's worker, per worker.
+constexpr std::size_t kWaitingPerWorker = 16;
+// The API workers' CPU priority below the rest of the server (nice
+// levels): when the cores are saturated, the thread that reads request
+// heads and the /healthz workers run first.
+constexpr int kApiWorkerNice = 5;
 // How often blocked reads and writes look at the stop flag, and how often
 // the watcher looks at deadlines.
 constexpr int kTickMs = 100;
@@ -102,12 +110,18 @@ std::optional<Head> find_head(const std::string& buffer) {
 const std::string& busy_answer() {
   static const std::string answer = [] {
     std::string body =
-        R"({"schema_version":2,"error":{"code":"busy","field":"","message":"too many connections; retry in a second"}})";
+        R"({"schema_version":2,"error":{"code":"busy","field":"","message":"the server is busy; retry in a second"}})";
     return "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json; charset=utf-8\r\n"
            "Retry-After: 1\r\nConnection: close\r\nContent-Length: " +
            std::to_string(body.size()) + "\r\n\r\n" + body;
   }();
   return answer;
+}
+
+// Best effort, never blocking: a socket whose request head was read has room.
+void send_busy(int fd) {
+  const auto& busy = busy_answer();
+  [[maybe_unused]] auto n = ::send(fd, busy.data(), busy.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
 // One client connection. Owned by exactly one of: the watcher (waiting for
@@ -255,19 +269,36 @@ class Lane {
  public:
   using Serve = std::function<void(std::unique_ptr<Conn>, Head)>;
 
-  Lane(int workers, bool fair, Serve serve) : fair_(fair), serve_(std::move(serve)) {
-    for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { work(); });
+  // `fair`: served by client in turn; `bounded`: at most kWaitingPerWorker
+  // requests per worker wait (else only the connection limit bounds them);
+  // `nice`: how much lower than the process the workers' CPU priority is.
+  Lane(int workers, bool fair, bool bounded, int nice, Serve serve)
+      : fair_(fair),
+        max_waiting_(bounded ? static_cast<std::size_t>(workers) * kWaitingPerWorker : SIZE_MAX),
+        serve_(std::move(serve)) {
+    for (int i = 0; i < workers; ++i)
+      threads_.emplace_back([this, nice] {
+        if (nice > 0) setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), getpriority(PRIO_PROCESS, 0) + nice);
+        work();
+      });
   }
   ~Lane() { stop(); }
 
-  void push(std::unique_ptr<Conn> c, Head h) {
+  // False when the lane is stopped or full (then `c` has been answered 503
+  // and closed).
+  bool push(std::unique_ptr<Conn> c, Head h) {
     {
       std::lock_guard lock(mutex_);
-      if (stopped_) return;  // c closes here
+      if (stopped_) return false;  // c closes here
+      if (waiting_.size() >= max_waiting_) {
+        send_busy(c->socket.fd());
+        return false;
+      }
       std::string client = fair_ ? c->peer : std::string();
       waiting_.push(client, Item{std::move(c), h});
     }
     ready_.notify_one();
+    return true;
   }
 
   void stop() {
@@ -301,6 +332,7 @@ class Lane {
   }
 
   bool fair_;
+  std::size_t max_waiting_;
   Serve serve_;
   std::mutex mutex_;
   std::condition_variable ready_;
@@ -343,6 +375,10 @@ struct Connections::Impl {
   // On a worker: one request, then the connection goes back to the watcher
   // (keep-alive) or closes.
   void serve(std::unique_ptr<Conn> c, Head head) {
+    // A client that gave up while its request waited (closed, or reset) is
+    // not served: under overload that work would go to nobody.
+    pollfd p{c->socket.fd(), POLLRDHUP, 0};
+    if (::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) return;  // c closes here
     bool last = head.has_body || c->served + 1 >= limits.keep_alive_max || stopping;
     bool connection_closed = false;
     bool ok;
@@ -363,6 +399,7 @@ struct Connections::Impl {
   // heads, dispatches complete ones, closes those past their deadlines.
   void watch() {
     std::vector<epoll_event> events(256);
+    auto last_expiry = Clock::now();
     while (!stopping) {
       int n = epoll_wait(epoll_fd, events.data(), static_cast<int>(events.size()), kTickMs);
       auto now = Clock::now();
@@ -377,7 +414,10 @@ struct Connections::Impl {
         if (it != waiting.end()) readable(it, now);
       }
       take_incoming(now);
-      expire(now);
+      if (now - last_expiry >= std::chrono::milliseconds(kTickMs)) {
+        expire(now);
+        last_expiry = now;
+      }
     }
   }
 
@@ -430,8 +470,13 @@ struct Connections::Impl {
     waiting.erase(it);
   }
 
+  // A request beyond the lane's bound is answered 503 at once: a client
+  // told to come back is better off than one whose request would wait
+  // longer than it will (and the server than doing work for a client that
+  // has gone).
   void dispatch(std::unique_ptr<Conn> c, const Head& head) {
-    (head.health ? health_lane : api_lane)->push(std::move(c), head);
+    Lane& lane = head.health ? *health_lane : *api_lane;
+    if (!lane.push(std::move(c), head)) return;
   }
 
   // Idle past the keep-alive timeout, or a request's head not complete
@@ -463,8 +508,9 @@ Connections::Connections(const ConnectionLimits& limits, ServeOne serve) : impl_
   ev.data.fd = s.wake_fd;
   epoll_ctl(s.epoll_fd, EPOLL_CTL_ADD, s.wake_fd, &ev);
   auto serve_on = [&s](std::unique_ptr<Conn> c, Head h) { s.serve(std::move(c), h); };
-  s.api_lane = std::make_unique<Lane>(limits.api_workers, true, serve_on);
-  s.health_lane = std::make_unique<Lane>(limits.health_workers, false, serve_on);
+  s.api_lane = std::make_unique<Lane>(limits.api_workers, true, true, kApiWorkerNice, serve_on);
+  // /healthz answers in microseconds: its queue drains faster than it fills.
+  s.health_lane = std::make_unique<Lane>(limits.health_workers, false, false, 0, serve_on);
   s.watcher = std::thread([&s] { s.watch(); });
 }
 
@@ -478,8 +524,7 @@ void Connections::adopt(int fd) {
   Impl& s = *impl_;
   if (s.stopping || s.open.load() >= s.limits.max_connections) {
     // Best effort: a fresh socket's send buffer takes this at once.
-    const auto& busy = busy_answer();
-    [[maybe_unused]] auto n = ::send(fd, busy.data(), busy.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    send_busy(fd);
     ::shutdown(fd, SHUT_WR);
     ::close(fd);
     return;

@@ -13,7 +13,8 @@
 //
 // Bounds (all in ConnectionLimits):
 //   - open connections: beyond max_connections a new one is answered 503
-//     (Retry-After) and closed;
+//     (Retry-After) and closed; so is an API request when 16 per worker
+//     already wait, and a request whose client has gone is not served;
 //   - a request's head and body must arrive within request_timeout_s of its
 //     first byte (slow clients are dropped however they trickle), its answer
 //     must be written within write_timeout_s;
@@ -28,7 +29,9 @@
 // go to a small pool of their own, so a liveness probe never waits behind
 // the API's expensive queries; all others go to the API pool, which serves
 // clients (by remote address) in turn, so one client's flood cannot starve
-// another client's request.
+// another client's request. The API workers run 5 nice levels below the rest
+// of the server, so that on saturated cores the watcher and the /healthz
+// workers get the CPU first.
 #pragma once
 
 #include <cstddef>
