@@ -113,7 +113,7 @@ flags). A flag counts when it is open (not acknowledged).
 | steps | step cells: one per cell a step moves (a step of 3 cells counts 3) |
 | recall | share of step cells with a flag (any kind) at the step's own commit whose sign is the step's |
 | false/1k | false flags per 1,000 unchanged comparisons |
-| false flags (prev/pin/cp) / comparisons | false flags: open flags on a cell at a commit where that cell's truth did not change (late flags of a step included), outside the drift window (the drift's 12 commits and the 2 after); split by origin: against the previous commit / against the pinned baseline (detail basis `pinned`) / `changepoint`. Unchanged comparisons: rows of `comparisons` (basis `previous` and `pinned` both) of a cell at a commit where its truth did not change, outside the drift window |
+| false flags (prev/pin/cp) / comparisons | false flags: open flags on a cell at a commit where that cell's truth did not change (late flags of a step included), outside the drift window (the drift's 12 commits and the 2 after); split by origin: against the previous commit / against the pinned baseline (detail basis `pinned`) / `changepoint`. Unchanged comparisons: rows of `comparisons` (basis `previous` and `pinned` both) of a cell at a commit where its truth did not change, outside the drift window (at the commit after the pinned baseline one row serves both bases, as perfwatch stores it) |
 | drift flagged | drift cells with at least one flag inside the drift window, of all drift cells |
 | flags/drift | flags per flagged drift cell inside its window (1 is the aim: once, where it leaves the band) |
 | blip flags/cell | flags per blip cell at the blip's commit and the one after (where it goes back) |

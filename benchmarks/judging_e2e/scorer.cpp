@@ -221,9 +221,13 @@ namespace judging_e2e {
 std::vector<std::string> consistency_problems(const History& h, const std::vector<std::string>& shas,
                                               const Observed& observed) {
   std::vector<std::string> problems;
-  std::set<std::tuple<std::string, std::string, int>> compared;  // (sha, variant, batch) against its predecessor
+  // (sha, variant, batch) compared with its predecessor, under either basis:
+  // where the predecessor is the pinned baseline, one row serves both.
+  std::set<std::tuple<std::string, std::string, int>> compared;
+  std::map<std::string, std::string> parent;
+  for (size_t i = 1; i < shas.size(); ++i) parent[shas[i]] = shas[i - 1];
   for (const auto& x : observed.comparisons)
-    if (x.basis == "previous") compared.insert({x.sha, x.variant, x.batch});
+    if (parent.count(x.sha) && parent[x.sha] == x.against_sha) compared.insert({x.sha, x.variant, x.batch});
   for (size_t i = 0; i < shas.size(); ++i) {
     auto it = observed.runs.find(shas[i]);
     if (it == observed.runs.end() || it->second.ok == 0) {
