@@ -52,6 +52,7 @@ struct Options {
   bool quick = false;
   bool check = false;
   std::string label, markdown, json;
+  std::string render;      // print a --json file's figures again instead of measuring
 };
 
 std::uint64_t mix(std::uint64_t x) {
@@ -158,6 +159,40 @@ bool write_file(const std::string& path, const std::string& text) {
   return static_cast<bool>(out);
 }
 
+// --render: the table and the markdown of an earlier run, from its JSON, so
+// that a change of wording needs no new measurement.
+int render(const Options& o) {
+  std::ifstream in(o.render);
+  auto doc = nlohmann::json::parse(in, nullptr, false);
+  if (doc.is_discarded() || doc.value("schema", "") != "judging_e2e 1") {
+    std::fprintf(stderr, "judging_e2e: --render %s: not a judging_e2e JSON file\n", o.render.c_str());
+    return 2;
+  }
+  try {
+    std::vector<ScenarioResult> results;
+    for (const auto& s : doc.at("scenarios"))
+      results.push_back({{s.at("scenario"), s.at("run_noise"), s.at("pinned")}, Score::from_json(s)});
+    RunInfo info;
+    info.command = doc.at("command");
+    info.label = o.label.empty() ? doc.at("label").get<std::string>() : o.label;
+    info.date = doc.at("date");
+    info.machine = doc.at("machine");
+    info.perfwatch = doc.at("perfwatch");
+    info.perfwatch_version = doc.at("perfwatch_version");
+    info.commits = doc.at("commits");
+    info.histories = doc.at("histories");
+    info.jobs = doc.at("jobs");
+    info.seed = doc.at("seed");
+    info.wall_s = doc.at("wall_s");
+    std::fputs(text_table(results).c_str(), stdout);
+    if (!o.markdown.empty() && !write_file(o.markdown, markdown(results, info))) return 1;
+  } catch (const nlohmann::json::exception& e) {
+    std::fprintf(stderr, "judging_e2e: --render %s: %s\n", o.render.c_str(), e.what());
+    return 2;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -177,7 +212,10 @@ int main(int argc, char** argv) {
   app.add_option("--label", o.label, "A line saying what was measured, for the markdown");
   app.add_option("--markdown", o.markdown, "Write the figures as markdown here");
   app.add_option("--json", o.json, "Write every count as JSON here");
+  app.add_option("--render", o.render, "Measure nothing: print the figures of a --json file again (and --markdown them)")
+      ->check(CLI::ExistingFile);
   CLI11_PARSE(app, argc, argv);
+  if (!o.render.empty()) return render(o);
   if (o.quick) {
     o.histories = 1;
     o.commits = 40;

@@ -20,7 +20,7 @@ std::string ratio(int a, int b, const char* format = "%.2f") { return b > 0 ? fm
 const std::vector<std::string>& header() {
   static const std::vector<std::string> h = {
       "scenario", "hist", "steps", "recall", "false/1k", "false flags (prev/pin/cp) / comparisons",
-      "drift flagged", "flags/drift", "blip flags/cell", "dup", "stale", "runs/commit", "max (budget)",
+      "flags/step", "drift flagged", "flags/drift", "blip flags/cell", "dup", "stale", "runs/commit", "max (budget)",
       "over budget", "wall s/hist"};
   return h;
 }
@@ -35,6 +35,7 @@ std::vector<std::string> row(const ScenarioResult& r) {
           std::to_string(s.false_flags) + " (" + std::to_string(s.false_flags_previous) + "/" +
               std::to_string(s.false_flags_pinned) + "/" + std::to_string(s.false_flags_changepoint) + ") / " +
               std::to_string(s.unchanged_comparisons),
+          ratio(s.flags_on_found_steps, s.steps_found),
           std::to_string(s.drift_cells_flagged) + "/" + std::to_string(s.drift_cells) + " " +
               pct(s.drift_cells_flagged, s.drift_cells),
           ratio(s.drift_flags, s.drift_cells_flagged),
@@ -114,6 +115,7 @@ flags). A flag counts when it is open (not acknowledged).
 | recall | share of step cells with a flag (any kind) at the step's own commit whose sign is the step's |
 | false/1k | false flags per 1,000 unchanged comparisons |
 | false flags (prev/pin/cp) / comparisons | false flags: open flags on a cell at a commit where that cell's truth did not change (late flags of a step included), outside the drift window (the drift's 12 commits and the 2 after); split by origin: against the previous commit / against the pinned baseline (detail basis `pinned`) / `changepoint`. Unchanged comparisons: rows of `comparisons` (basis `previous` and `pinned` both) of a cell at a commit where its truth did not change, outside the drift window (at the commit after the pinned baseline one row serves both bases, as perfwatch stores it) |
+| flags/step | flags on the cell at the step's commit, per found step cell (1 is the aim: one step, one flag) |
 | drift flagged | drift cells with at least one flag inside the drift window, of all drift cells |
 | flags/drift | flags per flagged drift cell inside its window (1 is the aim: once, where it leaves the band) |
 | blip flags/cell | flags per blip cell at the blip's commit and the one after (where it goes back) |

@@ -1,6 +1,7 @@
 #include "benchmarks/judging_e2e/scorer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -68,6 +69,52 @@ nlohmann::json Score::to_json() const {
                 {"commits_over_budget", commits_over_budget}}},
       {"wall_s", {{"total", wall_s}, {"per_history_mean", histories > 0 ? nlohmann::json(wall_s / histories) : nlohmann::json(nullptr)},
                   {"per_history_max", wall_s_max}}}};
+}
+
+Score Score::from_json(const nlohmann::json& j) {
+  Score s;
+  s.histories = j.at("histories");
+  s.commits = j.at("commits");
+  s.failed_watches = j.at("failed_watches");
+  const auto& st = j.at("steps");
+  s.steps = st.at("cells");
+  s.steps_found = st.at("found");
+  s.steps_wrong_sign = st.at("wrong_sign");
+  s.late_step_flags = st.at("late_flags");
+  // flags_per_found_step is a share of found; the count is its product.
+  if (!st.at("flags_per_found_step").is_null())
+    s.flags_on_found_steps = static_cast<int>(std::lround(st.at("flags_per_found_step").get<double>() * s.steps_found));
+  const auto& ff = j.at("false_flags");
+  s.false_flags = ff.at("flags");
+  s.false_flags_previous = ff.at("previous");
+  s.false_flags_pinned = ff.at("pinned");
+  s.false_flags_changepoint = ff.at("changepoint");
+  s.unchanged_comparisons = ff.at("unchanged_comparisons");
+  s.unchanged_comparisons_previous = ff.at("unchanged_comparisons_previous");
+  s.unchanged_comparisons_pinned = ff.at("unchanged_comparisons_pinned");
+  const auto& d = j.at("drift");
+  s.drift_cells = d.at("cells");
+  s.drift_cells_flagged = d.at("flagged");
+  s.drift_flags = d.at("flags");
+  const auto& b = j.at("blip");
+  s.blip_cells = b.at("cells");
+  s.blip_cells_flagged = b.at("flagged");
+  s.blip_flags = b.at("flags");
+  s.blip_changepoint_flags = b.at("changepoint_flags");
+  const auto& f = j.at("flags");
+  s.flags = f.at("open");
+  s.flags_acknowledged = f.at("acknowledged");
+  s.duplicate_flags = f.at("duplicates");
+  s.stale_flags = f.at("stale");
+  const auto& r = j.at("runs");
+  s.runs = r.at("rows");
+  s.runs_max = r.at("per_commit_max");
+  s.max_per_commit = r.at("max_per_commit");
+  s.commits_over_budget = r.at("commits_over_budget");
+  const auto& w = j.at("wall_s");
+  s.wall_s = w.at("total");
+  s.wall_s_max = w.at("per_history_max");
+  return s;
 }
 
 namespace {

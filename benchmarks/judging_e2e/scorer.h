@@ -53,6 +53,8 @@ struct Score {
 
   void add(const Score& other);
   nlohmann::json to_json() const;
+  // The counts back from to_json's document (for --render).
+  static Score from_json(const nlohmann::json& document);
 };
 
 Score score_history(const History& history, const std::vector<std::string>& shas, const Observed& observed,
