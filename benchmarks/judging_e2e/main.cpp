@@ -284,7 +284,12 @@ int main(int argc, char** argv) {
   }
 
   RunInfo info;
-  for (int i = 0; i < argc; ++i) info.command += (i ? " " : "") + std::string(argv[i]);
+  for (int i = 0; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const bool plain = arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=./,:@") ==
+                       std::string::npos;
+    info.command += (i ? " " : "") + (plain ? arg : shell_quote(arg));
+  }
   info.label = o.label;
   info.date = utc_now();
   info.machine = machine();
