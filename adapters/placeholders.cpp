@@ -4,6 +4,8 @@
 #include <charconv>
 #include <optional>
 
+#include "common/text.h"
+
 namespace perfwatch::adapters {
 
 using nlohmann::json;
@@ -11,13 +13,13 @@ using nlohmann::json;
 std::string scalar_text(const json& value) {
   if (value.is_string()) return value.get<std::string>();
   if (value.is_boolean()) return value.get<bool>() ? "true" : "false";
-  if (value.is_number_integer()) return value.dump();
+  if (value.is_number_integer()) return json_text(value);
   if (value.is_number_float()) {
     char buf[64];
     auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value.get<double>());
     if (ec == std::errc()) return std::string(buf, end);
   }
-  return value.dump();
+  return json_text(value);
 }
 
 namespace {

@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include "common/text.h"
+
 namespace perfwatch::adapters {
 
 using nlohmann::json;
@@ -55,7 +57,7 @@ Result<RequestReader> RequestReader::load() {
 
 Result<Plan> parse_plan(const json& doc, const schemas::Schema& plan_schema) {
   if (doc.is_object() && doc.contains("schema_version") && doc["schema_version"] != 2)
-    return fail(protocol_error("plan", "schema_version " + doc["schema_version"].dump() +
+    return fail(protocol_error("plan", "schema_version " + json_text(doc["schema_version"]) +
                                            ": perfwatch's adapters speak version 2 of the bench protocol"));
   if (auto ok = plan_schema.validate(doc, "plan"); !ok) return fail(protocol_error(ok.error().where, ok.error().message));
 

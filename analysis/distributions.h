@@ -1,14 +1,14 @@
-// Probability distributions that perfwatch's tests need, written here so the
-// statistics module depends on nothing but the C++ standard library.
+// Probability distributions that perfwatch's tests need: a narrow face over
+// Boost.Math (header-only), so the rest of analysis/ names no Boost type.
 //
-// All functions are pure and thread-safe (no use of lgamma's global signgam).
-// Accuracy: about 1e-12 relative for the CDFs over the ranges perfwatch uses
-// (df >= 0.5, |t| < 1e6); quantiles are solved to 1e-12 in probability.
+// All functions are pure and thread-safe (no use of lgamma's global signgam),
+// accurate to a few ulps (Boost.Math's own error figures), and throw nothing:
+// an argument outside a REQUIRES gives NaN, an overflow +-infinity.
 #pragma once
 
 namespace perfwatch::analysis {
 
-// log Gamma(x) for x > 0 (Lanczos approximation, g = 7, 9 terms).
+// log Gamma(x) for x > 0.
 // REQUIRES: x > 0.
 double log_gamma(double x);
 

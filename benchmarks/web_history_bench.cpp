@@ -27,7 +27,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
-#include "fixture_builder.h"
+#include "history_fixture.h"
 #include "web/server.h"
 
 using Clock = std::chrono::steady_clock;
@@ -116,15 +116,7 @@ void row(const char* what, const Stats& s) {
 
 int main(int argc, char** argv) {
   Options o = parse(argc, argv);
-  perfwatch::web::testing::FixtureSpec spec;
-  spec.commits = o.commits;
-  spec.runs_per_commit = 2;
-  spec.trials_per_cell = 5;
-  spec.variants = {"bt32_w4_s2", "bt64_w4_s2"};
-  spec.batches.clear();
-  for (int p = 1; p <= o.points; ++p) spec.batches.push_back(p * 2);
-  spec.story = false;
-  spec.verbose = true;
+  auto spec = perfwatch::benchmarks::history_fixture_spec(o.commits, o.points);
 
   std::int64_t trials = 0;
   if (!o.reuse) {

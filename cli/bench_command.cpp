@@ -3,8 +3,11 @@
 #include <cstdio>
 #include <iostream>
 
+#include "cli/cli_support.h"
 #include "cli/console.h"
+#include "common/text.h"
 #include "daemon/bench_commit.h"
+#include "daemon/leftovers.h"
 #include "views/run_view.h"
 
 namespace perfwatch::cli {
@@ -29,6 +32,14 @@ int run_bench(const GlobalOptions& global, const BenchArgs& args) {
     std::fprintf(stderr, "perfwatch: %s\n", db.error().to_string().c_str());
     return kExitStoreError;
   }
+  // Runs and process groups a killed perfwatch left (never a live one's).
+  auto left = daemon::end_leftovers(*db);
+  if (!left) {
+    std::fprintf(stderr, "perfwatch: %s\n", left.error().to_string().c_str());
+    return kExitStoreError;
+  }
+  for (store::RunId id : left->runs_cut_off)
+    std::fprintf(stderr, "perfwatch: run %lld was cut off: the perfwatch running it had died\n", static_cast<long long>(id));
   daemon::BenchOptions options;
   options.repo = args.repo;
   options.rev = args.commit;
@@ -59,14 +70,14 @@ int run_bench(const GlobalOptions& global, const BenchArgs& args) {
   reporter.stage(summary);
 
   if (args.json) {
-    std::cout << views::run_document(*view).dump(2) << std::endl;
+    std::cout << json_text(views::run_document(*view), 2) << std::endl;
   } else if (outcome->status != store::RunStatus::kBuildFailed) {
     std::string backend = run.provenance.value("backend", "?");
     std::string device = run.provenance.contains("device") ? run.provenance["device"].value("name", "?") : "?";
-    std::cout << "\n" << outcome->sha.substr(0, 10) << " " << commit.subject << "\nmeasured on " << backend << ": " << device
-              << "; median of trials with its distribution-free 95% CI; one run (one process)\n\n"
-              << views::run_text(*view);
+    print_text("\n" + outcome->sha.substr(0, 10) + " " + commit.subject + "\nmeasured on " + backend + ": " + device +
+               "; median of trials with its distribution-free 95% CI; one run (one process)\n\n" + views::run_text(*view));
   }
+  if (outcome->message.rfind("store_failed: ", 0) == 0) return kExitStoreError;
   switch (outcome->status) {
     case store::RunStatus::kOk: return kExitOk;
     case store::RunStatus::kBuildFailed: return kExitBuildFailed;

@@ -2,7 +2,9 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <iostream>
 
+#include "common/text.h"
 #include "store/repo_store.h"
 
 namespace perfwatch::cli {
@@ -46,8 +48,10 @@ int report_view_error(const Error& error) {
   return report_error(e);
 }
 
+void print_text(const std::string& text) { std::cout << terminal_safe(text) << std::flush; }
+
 int report_error(const Error& error) {
-  std::fprintf(stderr, "perfwatch: %s\n", error.to_string().c_str());
+  std::fprintf(stderr, "perfwatch: %s\n", terminal_safe(error.to_string()).c_str());
   switch (error.code) {
     case ErrorCode::kInvalidArgument:
     case ErrorCode::kNotFound: return kExitBadInput;

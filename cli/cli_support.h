@@ -1,5 +1,5 @@
 // What the subcommands share: opening the database, finding the repo a
-// query is about, printing an error.
+// query is about, printing text and errors.
 #pragma once
 
 #include <optional>
@@ -19,6 +19,12 @@ std::optional<store::Database> open_database(const GlobalOptions& global);
 // The repo of `path` (as `perfwatch watch --repo` recorded it), or, with an
 // empty path, the only repo in the database. Errors say what to pass.
 Result<store::RepoId> find_repo(store::Database& db, const std::string& path);
+
+// Writes text meant for a person to stdout through terminal_safe
+// (common/text.h): a commit subject, a bench's name or message cannot send
+// control sequences to the user's terminal. JSON output does not need it
+// (JSON escapes control characters itself).
+void print_text(const std::string& text);
 
 // Prints "perfwatch: <error>" on stderr and returns the exit code for it.
 int report_error(const Error& error);

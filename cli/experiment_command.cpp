@@ -6,6 +6,7 @@
 
 #include "cli/cli_support.h"
 #include "cli/repo_session.h"
+#include "common/text.h"
 #include "daemon/manual_experiment.h"
 #include "store/experiment_store.h"
 #include "views/experiment_view.h"
@@ -37,9 +38,9 @@ int print_experiment(store::Database& db, store::ExperimentId id, bool json) {
   auto view = views::experiment_view(db, id);
   if (!view) return report_view_error(view.error());
   if (json) {
-    std::cout << views::experiment_document(*view).dump(2) << std::endl;
+    std::cout << json_text(views::experiment_document(*view), 2) << std::endl;
   } else {
-    std::cout << views::experiment_text(view->entry);
+    print_text(views::experiment_text(view->entry));
   }
   return kExitOk;
 }

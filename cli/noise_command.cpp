@@ -6,6 +6,7 @@
 
 #include "cli/cli_support.h"
 #include "cli/repo_session.h"
+#include "common/text.h"
 #include "daemon/noise.h"
 #include "store/queue_store.h"
 #include "views/noise_view.h"
@@ -51,9 +52,9 @@ int run_noise(const GlobalOptions& global, const NoiseArgs& args) {
   auto view = views::noise_view(*db, result->sha, args.runs, result->ok_runs, result->failure, result->bands);
   if (!view) return report_error(view.error());
   if (args.json) {
-    std::cout << views::noise_document(*view).dump(2) << std::endl;
+    std::cout << json_text(views::noise_document(*view), 2) << std::endl;
   } else {
-    std::cout << views::noise_text(*view);
+    print_text(views::noise_text(*view));
   }
   if (result->ok_runs == 0) return kExitRunFailed;
   return result->failure.empty() ? kExitOk : kExitRunFailed;

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cli/cli_support.h"
+#include "common/text.h"
 #include "runner/git.h"
 #include "store/analysis_store.h"
 #include "store/repo_store.h"
@@ -88,7 +89,7 @@ std::optional<std::string> optional_text(const std::string& s) {
   return s.empty() ? std::nullopt : std::optional<std::string>(s);
 }
 
-void print_json(const json& doc) { std::cout << doc.dump(2) << std::endl; }
+void print_json(const json& doc) { std::cout << json_text(doc, 2) << std::endl; }
 
 int query_experiments(const GlobalOptions& global, const ExperimentArgs& args) {
   auto db = open_database(global);
@@ -118,7 +119,7 @@ int query_experiments(const GlobalOptions& global, const ExperimentArgs& args) {
   if (args.json) {
     print_json(views::experiments_document(*view));
   } else {
-    std::cout << views::experiments_text(*view, args.brief);
+    print_text(views::experiments_text(*view, args.brief));
   }
   return kExitOk;
 }
@@ -145,7 +146,7 @@ int query_flags(const GlobalOptions& global, const FlagArgs& args) {
   if (args.json) {
     print_json(views::flags_document(*view));
   } else {
-    std::cout << views::flags_text(*view);
+    print_text(views::flags_text(*view));
   }
   return kExitOk;
 }
@@ -163,7 +164,7 @@ int ack_flag(const GlobalOptions& global, const AckArgs& args) {
   if (!flag) return report_view_error(flag.error());
   views::FlagsView one;
   one.flags.push_back(flag->flag);
-  std::cout << views::flags_text(one);
+  print_text(views::flags_text(one));
   return kExitOk;
 }
 
@@ -174,9 +175,8 @@ int print_run_table(store::Database& db, store::RunId run, bool as_json) {
   if (as_json) {
     print_json(views::run_document(*view));
   } else {
-    std::cout << "run " << run << " of " << view->commit.sha.substr(0, 10) << " " << view->commit.subject << ": "
-              << store::to_string(view->table.run.status) << "\n\n"
-              << views::run_text(*view);
+    print_text("run " + std::to_string(run) + " of " + view->commit.sha.substr(0, 10) + " " + view->commit.subject + ": " +
+               std::string(store::to_string(view->table.run.status)) + "\n\n" + views::run_text(*view));
   }
   return kExitOk;
 }
@@ -215,7 +215,7 @@ int query_runs(const GlobalOptions& global, const RunsArgs& args) {
   if (args.json) {
     print_json(views::commits_document(*view));
   } else {
-    std::cout << views::runs_text(*view);
+    print_text(views::runs_text(*view));
   }
   return kExitOk;
 }
@@ -236,7 +236,7 @@ int query_history(const GlobalOptions& global, const HistoryArgs& args) {
   if (args.json) {
     print_json(json::parse(views::history_document(*view)));
   } else {
-    std::cout << views::history_text(*view);
+    print_text(views::history_text(*view));
   }
   return kExitOk;
 }

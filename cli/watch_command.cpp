@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "cli/cli_support.h"
+#include "daemon/watch_lock.h"
 #include "daemon/watcher.h"
 #if PERFWATCH_HAVE_WEB
 #include "web/server.h"
@@ -39,6 +40,9 @@ struct WatchArgs {
 };
 
 int run_watch(const GlobalOptions& global, const WatchArgs& args) {
+  // One daemon per database, decided before the database is touched.
+  auto lock = daemon::WatchLock::take(std::filesystem::absolute(global.db));
+  if (!lock) return report_error(lock.error());
   auto db = open_database(global);
   if (!db) return kExitStoreError;
   daemon::WatchOptions options;
@@ -58,6 +62,9 @@ int run_watch(const GlobalOptions& global, const WatchArgs& args) {
   options.seed = args.seed;
 
   daemon::EventLog log;
+  if (lock->taken_over()) {
+    log.event("lock").add("status", "taken_over").add("stale", *lock->taken_over()).add("file", lock->path().string());
+  }
   auto watcher = daemon::Watcher::open(*db, options, log);
   if (!watcher) return report_error(watcher.error());
 

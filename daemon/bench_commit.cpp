@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <ctime>
 
+#include "daemon/leftovers.h"
 #include "daemon/storing_sink.h"
 #include "runner/build.h"
 #include "runner/worktree.h"
@@ -21,6 +22,10 @@ store::RunStatus to_store_status(runner::RunStatus status) {
     case runner::RunStatus::kCrashed: return store::RunStatus::kCrashed;
     case runner::RunStatus::kTimedOut: return store::RunStatus::kTimeout;
     case runner::RunStatus::kProtocolError: return store::RunStatus::kProtocolError;
+    case runner::RunStatus::kStopped: return store::RunStatus::kCutOff;
+    // runs.status has no store_failed (its CHECK predates it): failed, and
+    // the message starts with "store_failed: ".
+    case runner::RunStatus::kStoreFailed:
     case runner::RunStatus::kFailed:
     case runner::RunStatus::kFailedToStart: return store::RunStatus::kFailed;
   }
@@ -165,8 +170,10 @@ Result<BenchOutcome> bench_commit(store::Database& db, const BenchOptions& optio
     fs::path build_log = logs / (short_sha + "-" + stamp + "-build.log");
     reporter.stage("building " + short_sha + ": " + manifest->build.command + " (log: " + build_log.string() + ")");
     auto started = std::chrono::system_clock::now();
-    runner::BuildOutcome build = runner::run_build(*manifest, tree->root(), build_log);
+    runner::BuildOutcome build = runner::run_build(
+        *manifest, tree->root(), build_log, recording_watch(db, "build of " + short_sha, std::nullopt, options.stop));
     toolchain = build.toolchain;
+    const bool stopped = build.process.outcome == runner::Outcome::kStopped;
     store::BuildRecord b;
     b.commit_id = *commit;
     b.status = build.ok() ? store::BuildStatus::kOk
@@ -180,14 +187,19 @@ Result<BenchOutcome> bench_commit(store::Database& db, const BenchOptions& optio
     b.toolchain = build.toolchain;
     b.started_at = std::chrono::duration_cast<std::chrono::seconds>(started.time_since_epoch()).count();
     b.finished_at = b.started_at + static_cast<std::int64_t>(build.process.wall_s);
-    auto build_id = writer.add_build(b);
-    if (!build_id) return fail(build_id.error());
-    out.build = *build_id;
+    // A stopped build is no build: not recorded (the run below says what happened).
+    std::optional<store::BuildId> build_id;
+    if (!stopped) {
+      auto added = writer.add_build(b);
+      if (!added) return fail(added.error());
+      build_id = *added;
+      out.build = *added;
+    }
     if (!build.ok()) {
       // A failed build is a run that never started its bench: stored, with the log's tail.
       store::RunRecord run;
       run.commit_id = *commit;
-      run.build_id = *build_id;
+      run.build_id = build_id;
       run.job_id = options.job;
       run.kind = options.kind;
       run.purpose = options.purpose;
@@ -196,7 +208,8 @@ Result<BenchOutcome> bench_commit(store::Database& db, const BenchOptions& optio
       auto run_id = writer.start_run(run);
       if (!run_id) return fail(run_id.error());
       out.run = *run_id;
-      out.status = store::RunStatus::kBuildFailed;
+      // A stopped build is no verdict on the commit: the run is cut off, the build redone next time.
+      out.status = stopped ? store::RunStatus::kCutOff : store::RunStatus::kBuildFailed;
       out.message = "the build " + build.process.describe() + " (log: " + build_log.string() + ")";
       out.wall_s = build.process.wall_s;
       store::RunOutcome o;
@@ -224,6 +237,8 @@ Result<BenchOutcome> bench_commit(store::Database& db, const BenchOptions& optio
   auto run_id = writer.start_run(run);
   if (!run_id) return fail(run_id.error());
   out.run = *run_id;
+  // Who runs it: if this process dies, the next perfwatch cuts the run off.
+  if (auto s = store::ProcessStore(db).set_run_owner(*run_id, this_process()); !s) return fail(s.error());
 
   json extra = {{"recorded_env", recorded_env(*manifest)}, {"commit", *sha}};
   if (!toolchain.empty()) extra["toolchain"] = toolchain;
@@ -236,6 +251,7 @@ Result<BenchOutcome> bench_commit(store::Database& db, const BenchOptions& optio
   request.stderr_log = bench_log;
   request.seed = options.seed;
   request.points = points;
+  request.watch = recording_watch(db, "bench of run " + std::to_string(*run_id), *run_id, options.stop);
   runner::SweepResult result = runner::run_sweep(request, sink);
   sink.summarise_unfinished();
 
@@ -244,9 +260,12 @@ Result<BenchOutcome> bench_commit(store::Database& db, const BenchOptions& optio
   out.testbed = sink.testbed();
   out.trials = result.trials;
   out.wall_s = result.wall_s;
-  if (!sink.status()) {
+  if (result.status == runner::RunStatus::kStoreFailed) {
+    out.message = "store_failed: " + out.message;
+  } else if (!sink.status()) {
     out.status = store::RunStatus::kFailed;
-    out.message = "storing the run failed: " + sink.status().error().to_string() + (out.message.empty() ? "" : "; " + out.message);
+    out.message = "store_failed: storing the run failed: " + sink.status().error().to_string() +
+                  (out.message.empty() ? "" : "; " + out.message);
   }
   store::RunOutcome o;
   o.status = out.status;

@@ -4,6 +4,7 @@
 // `perfwatch bench` and of each run the daemon makes.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -38,6 +39,9 @@ struct BenchOptions {
   // Only these sweep points (by key, "b8_h16_k2048_bf16"); empty = all of the
   // manifest's. The daemon's extra runs measure only the points still undecided.
   std::set<std::string> only_points;
+  // Set by a stop request (SIGTERM): the build or the bench in progress is
+  // ended (its process group: SIGTERM, then SIGKILL) and the run is cut off.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 // What happened, stage by stage, for a person watching.

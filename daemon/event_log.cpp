@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <ctime>
 
+#include "common/text.h"
+
 namespace perfwatch::daemon {
 
 Event::Event(EventLog& log, std::string_view step) : log_(log), step_(step) {}
@@ -62,7 +64,8 @@ void EventLog::write(const std::string& line) {
 std::string EventLog::quote(std::string_view value) {
   bool plain = !value.empty();
   for (char c : value) {
-    if (c == ' ' || c == '"' || c == '=' || c == '\\' || c == '\n' || c == '\t') plain = false;
+    const auto u = static_cast<unsigned char>(c);
+    if (c == ' ' || c == '"' || c == '=' || c == '\\' || u < 0x20 || u >= 0x7F) plain = false;
   }
   if (plain) return std::string(value);
   std::string out = "\"";
@@ -74,7 +77,9 @@ std::string EventLog::quote(std::string_view value) {
     }
     out += c;
   }
-  return out + "\"";
+  // A subject or a bench's message goes to a terminal or a log reader: no
+  // control sequences, and valid UTF-8.
+  return terminal_safe(out) + "\"";
 }
 
 std::string EventLog::timestamp() {

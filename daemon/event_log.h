@@ -3,8 +3,10 @@
 //
 //   2026-11-29T10:00:01Z commit=3f2a9c1e05 step=build status=ok wall_s=42.1
 //
-// Values with spaces, quotes or '=' are written in double quotes with '"'
-// and '\' escaped, so every line splits the same way.
+// Values with spaces, quotes, '=', control characters or non-ASCII bytes are
+// written in double quotes with '"' and '\' escaped, newlines as \n, other
+// control characters as \xNN and invalid UTF-8 as U+FFFD, so every line
+// splits the same way and none can drive the terminal.
 #pragma once
 
 #include <functional>

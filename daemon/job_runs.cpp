@@ -68,12 +68,15 @@ Result<BenchOutcome> JobRuns::run(RunAsk ask) {
   o.seed = ctx_.options.seed;
   o.skip_build = ask.lease.built;
   o.worktree = ask.lease.dir;
+  o.stop = ctx_.stop;
   detail.job_id = job_.id;
   detail.commit = job_sha_;
   JobReporter reporter(ctx_.db, ctx_.env, detail);
   const double t0 = ctx_.env.now_s();
   auto out = ctx_.env.bench(ctx_.db, o, reporter);
   bench_s_ += ctx_.env.now_s() - t0;
+  // A stop cut the run off: the job ends here and the watcher leaves it for the next start.
+  if (ctx_.stopping()) return fail(Error{ErrorCode::kFailed, "job", "interrupted by a stop request"});
   if (!out) {
     ctx_.log.event("run").commit(ask.sha).add("status", "error").add("message", out.error().to_string());
     return out;

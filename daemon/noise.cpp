@@ -55,8 +55,10 @@ Result<NoiseResult> calibrate_noise(Context& ctx, const std::string& rev, int ru
     o.seed = ctx.options.seed;
     o.skip_build = lease.built;
     o.worktree = lease.dir;
+    o.stop = ctx.stop;
     auto t0 = std::chrono::steady_clock::now();
     auto r = bench_commit(ctx.db, o, reporter);
+    if (ctx.stopping()) return fail(Error{ErrorCode::kFailed, "noise", "interrupted by a stop request"});
     out.bench_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!r) return fail(r.error());
     out.runs.push_back(r->run);

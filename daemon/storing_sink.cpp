@@ -38,6 +38,11 @@ StoringSink::StoringSink(store::Database& db, store::RunId run, const runner::Ma
     : db_(db), writer_(db), run_(run), manifest_(manifest), extra_provenance_(std::move(extra_provenance)),
       progress_(std::move(progress)) {}
 
+std::optional<std::string> StoringSink::failure() const {
+  if (status_) return std::nullopt;
+  return status_.error().to_string();
+}
+
 void StoringSink::keep(Status s) {
   if (!s && status_) status_ = s;
 }

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,9 +35,10 @@ class StoringSink : public runner::RunSink {
   // in the middle of them), with stop reason "run_ended". Call once, after the sweep.
   void summarise_unfinished();
 
-  // The first store error, if any: the sweep goes on (the bench cannot be
-  // paused), but the run must not be reported as fully stored.
+  // The first store error, if any. The sweep ends at the next line
+  // (failure()): a run whose trials cannot be kept must not drive the bench on.
   const Status& status() const { return status_; }
+  std::optional<std::string> failure() const override;
   std::optional<store::TestbedId> testbed() const { return testbed_; }
   std::string backend() const { return backend_; }
 

@@ -5,6 +5,7 @@
 
 #include "daemon/bench_commit.h"
 #include "daemon/commit_job.h"
+#include "daemon/leftovers.h"
 #include "daemon/noise.h"
 #include "store/job_progress_store.h"
 #include "store/queue_store.h"
@@ -51,6 +52,16 @@ Result<std::unique_ptr<Watcher>> Watcher::open(store::Database& db, const WatchO
 }
 
 Status Watcher::recover() {
+  // First what a killed daemon left running: its builds and benches.
+  auto left = end_leftovers(ctx_.db);
+  if (!left) return fail(left.error());
+  for (const auto& g : left->groups) {
+    ctx_.log.event("recover")
+        .add("group", static_cast<long long>(g.record.pgid))
+        .add("what", g.record.what)
+        .add("status", std::string(runner::to_string(g.what)));
+  }
+  for (store::RunId id : left->runs_cut_off) ctx_.log.event("recover").add("run", static_cast<long long>(id)).add("status", "cut_off");
   auto r = store::JobQueue(ctx_.db).recover_after_crash(options_.max_attempts);
   if (!r) return fail(r.error());
   for (store::JobId id : r->cut_off) ctx_.log.event("recover").add("job", static_cast<long long>(id)).add("status", "cut_off");
@@ -174,6 +185,16 @@ Result<bool> Watcher::work_one() {
   (void)store::JobProgressWriter(ctx_.db).set(claimed_progress);
   auto t0 = Clock::now();
   Result<JobResult> result = job.kind == store::JobKind::kNoise ? run_noise_job(ctx_, job) : run_commit_job(ctx_, job);
+  // Interrupted by a stop request (between runs, or a run cut off): left
+  // running for the next start, and counted as a stop, not as an attempt.
+  if (ctx_.stopping() && (!result || result->state == store::JobState::kRunning ||
+                          result->state == store::JobState::kFailed)) {
+    const std::string why = "interrupted: the daemon was asked to stop; the next start redoes the job";
+    if (auto s = queue.interrupted_by_stop(job.id, why); !s) return fail(s.error());
+    ctx_.log.event("interrupted").commit(job.commit_sha).add("job", static_cast<long long>(job.id)).add(
+        "message", result ? result->message : result.error().to_string());
+    return false;
+  }
   if (!result) {
     // The daemon's own failure (the store): the job is left running, so the
     // next start finds it cut off and redoes it.

@@ -2,6 +2,8 @@
 
 #include <httplib.h>
 
+#include "common/text.h"
+
 namespace perfwatch::daemon {
 
 Result<Webhook> Webhook::make(const std::string& url, double timeout_s) {
@@ -28,7 +30,7 @@ Status Webhook::post(const nlohmann::json& message) const {
   client.set_connection_timeout(seconds, micros);
   client.set_read_timeout(seconds, micros);
   client.set_write_timeout(seconds, micros);
-  auto response = client.Post(path_.c_str(), message.dump(), "application/json");
+  auto response = client.Post(path_.c_str(), json_text(message), "application/json");
   if (!response) {
     return fail(io_error("webhook " + url_, "POST failed: " + httplib::to_string(response.error())));
   }

@@ -32,17 +32,27 @@ std::string probe_toolchain() {
   return out;
 }
 
-BuildOutcome run_build(const Manifest& manifest, const std::filesystem::path& checkout, const std::filesystem::path& log_path) {
+BuildOutcome run_build(const Manifest& manifest, const std::filesystem::path& checkout, const std::filesystem::path& log_path,
+                       ChildWatch watch) {
   BuildOutcome b;
   b.command = manifest.build.command;
   b.log_path = log_path;
   b.toolchain = probe_toolchain();
   std::error_code ec;
   std::filesystem::create_directories(log_path.parent_path(), ec);
+  auto workdir = resolve_workdir(checkout, manifest.build.workdir, "build.workdir");
+  if (!workdir) {
+    // Never a run somewhere else: the build fails to start, and says why.
+    b.process.outcome = Outcome::kFailedToStart;
+    b.process.start_error = workdir.error().to_string();
+    b.process.tail = b.process.start_error;
+    return b;
+  }
   ProcessSpec spec;
   spec.command = manifest.build.command;
-  spec.workdir = checkout / manifest.build.workdir;
+  spec.workdir = *workdir;
   spec.timeout_s = manifest.build.timeout_s;
+  spec.watch = std::move(watch);
   b.process = run_logged(spec, log_path);
   return b;
 }

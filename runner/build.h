@@ -19,7 +19,9 @@ struct BuildOutcome {
 
 // Runs manifest.build.command with /bin/sh -c in <checkout>/<build.workdir>,
 // within build.timeout_s, writing the whole log to log_path.
-BuildOutcome run_build(const Manifest& manifest, const std::filesystem::path& checkout, const std::filesystem::path& log_path);
+// `watch` passes a stop request on and records the build's process group.
+BuildOutcome run_build(const Manifest& manifest, const std::filesystem::path& checkout, const std::filesystem::path& log_path,
+                       ChildWatch watch = {});
 
 // "g++ (Debian 12.2.0-14) 12.2.0; cmake version 3.25.1; nvcc: Cuda compilation tools, release 13.0, V13.0.88"
 std::string probe_toolchain();

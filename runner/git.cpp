@@ -1,7 +1,5 @@
 #include "runner/git.h"
 
-#include <sstream>
-
 #include <openssl/evp.h>
 
 #include "runner/process.h"
@@ -73,36 +71,12 @@ Result<std::string> Git::resolve(const std::string& rev) const {
 }
 
 Result<CommitInfo> Git::commit_info(const std::string& sha) const {
-  // NUL-separated fields: the message may contain anything but NUL.
-  auto out = run({"show", "-s", "--format=%H%x00%P%x00%an%x00%ae%x00%ct%x00%s%x00%B", sha, "--"});
+  auto out = run({"show", "-s", kCommitShowFormat, sha, "--"});
   if (!out) return fail(out.error());
-  std::vector<std::string> fields;
-  std::string field;
-  std::istringstream in(*out);
-  for (int i = 0; i < 6 && std::getline(in, field, '\0'); ++i) fields.push_back(field);
-  std::string body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (fields.size() < 6) return fail(io_error(repo_.string(), "unexpected output from git show for " + sha));
-  CommitInfo info;
-  info.sha = fields[0];
-  info.parent_sha = fields[1].substr(0, fields[1].find(' '));
-  info.author_name = fields[2];
-  info.author_email = fields[3];
-  info.committed_at = std::stoll(fields[4]);
-  info.subject = fields[5];
-  info.message = trim(body);
-
-  auto trailers = run({"show", "-s", "--format=%(trailers:only,unfold)", sha, "--"});
-  if (trailers) {
-    std::istringstream lines(*trailers);
-    std::string line;
-    while (std::getline(lines, line)) {
-      auto colon = line.find(':');
-      if (colon == std::string::npos) continue;
-      std::string key = line.substr(0, colon);
-      std::string value = line.substr(colon + 1);
-      while (!value.empty() && value.front() == ' ') value.erase(0, 1);
-      info.trailers[key] = trim(value);
-    }
+  auto info = parse_commit_show(*out, repo_.string() + ": " + sha);
+  if (!info) return fail(info.error());
+  if (auto trailers = run({"show", "-s", "--format=%(trailers:only,unfold)", sha, "--"})) {
+    info->trailers = parse_trailers(*trailers);
   }
   return info;
 }
@@ -113,13 +87,7 @@ Result<std::vector<std::string>> Git::first_parent_range(const std::string& stop
   args.push_back("--");
   auto out = run(args);
   if (!out) return fail(out.error());
-  std::vector<std::string> shas;
-  std::istringstream in(*out);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty()) shas.push_back(line);
-  }
-  return shas;
+  return parse_rev_list(*out, repo_.string());
 }
 
 Result<bool> Git::is_ancestor(const std::string& ancestor, const std::string& descendant) const {

@@ -9,21 +9,9 @@
 #include <vector>
 
 #include "common/result.h"
+#include "runner/git_output.h"
 
 namespace perfwatch::runner {
-
-struct CommitInfo {
-  std::string sha;
-  std::string parent_sha;      // first parent; empty for a root commit
-  std::string author_name;
-  std::string author_email;
-  std::int64_t committed_at = 0;  // unix seconds, committer date
-  std::string subject;
-  std::string message;         // the whole message, subject included
-  // Trailers such as Perf-Hypothesis and Perf-Experiment, as git parses them;
-  // a key given twice keeps the last value.
-  std::map<std::string, std::string> trailers;
-};
 
 class Git {
  public:
@@ -38,6 +26,8 @@ class Git {
   // Full sha of rev^{commit}; not_found when rev names no commit.
   Result<std::string> resolve(const std::string& rev) const;
 
+  // The commit's fields, as parse_commit_show and parse_trailers read them
+  // (text as valid UTF-8, the date range-checked).
   Result<CommitInfo> commit_info(const std::string& sha) const;
 
   // First-parent history from `tip` back to (not including) `stop`, oldest

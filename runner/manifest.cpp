@@ -1,9 +1,13 @@
 #include "runner/manifest.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 
+#include "common/text.h"
 #include "schemas/schema.h"
 
 namespace perfwatch::runner {
@@ -29,18 +33,87 @@ T value_or(const json& object, const char* key, T fallback) {
   return it == object.end() ? fallback : it->get<T>();
 }
 
+// A field whose value the parser refuses after the schema accepted it.
+struct FieldError {
+  Error error;
+};
+
+// An integer field that must fit an int. The schema bounds some integers and
+// not others, and nlohmann's get<int>() would wrap 1e12 silently.
+int int_or(const json& object, const char* key, int fallback, const std::string& field) {
+  auto it = object.find(key);
+  if (it == object.end()) return fallback;
+  constexpr auto kMax = std::numeric_limits<int>::max();
+  const bool fits = it->is_number_unsigned()  ? it->get<std::uint64_t>() <= static_cast<std::uint64_t>(kMax)
+                    : it->is_number_integer() ? it->get<std::int64_t>() >= std::numeric_limits<int>::min() &&
+                                                    it->get<std::int64_t>() <= kMax
+                    : it->is_number_float()   ? it->get<double>() >= std::numeric_limits<int>::min() &&
+                                                  it->get<double>() <= kMax
+                                              : false;
+  if (!fits) throw FieldError{invalid_argument(field, json_text(*it) + " is out of range (at most " + std::to_string(kMax) + ")")};
+  return it->is_number_float() ? static_cast<int>(it->get<double>()) : static_cast<int>(it->get<std::int64_t>());
+}
+
 std::vector<int> int_list(const json& sweep, const char* key, std::vector<int> fallback) {
   auto it = sweep.find(key);
   return it == sweep.end() ? fallback : it->get<std::vector<int>>();
 }
 
+Result<Manifest> read_fields(const json& doc, const std::string& where);
+
+// A workdir is a relative path that stays inside the checkout, whatever the
+// checkout's contents (symlinks are checked again in resolve_workdir).
+Status check_workdir(const std::string& workdir, const std::string& field) {
+  std::filesystem::path p(workdir);
+  if (workdir.empty()) return fail(invalid_argument(field, "must not be empty (use \".\" for the checkout's root)"));
+  if (p.is_absolute() || p.has_root_name() || p.has_root_directory())
+    return fail(invalid_argument(field, "'" + workdir + "' is absolute; give a path relative to the checkout's root"));
+  for (const auto& part : p) {
+    if (part == "..") return fail(invalid_argument(field, "'" + workdir + "' contains '..'; it must stay inside the checkout"));
+  }
+  return {};
+}
+
 }  // namespace
+
+Result<std::filesystem::path> resolve_workdir(const std::filesystem::path& checkout, const std::string& workdir,
+                                              const std::string& field) {
+  namespace fs = std::filesystem;
+  if (auto ok = check_workdir(workdir, field); !ok) return fail(ok.error());
+  std::error_code ec;
+  fs::path root = fs::weakly_canonical(checkout, ec);
+  if (ec) return fail(io_error(checkout.string(), "cannot resolve the checkout: " + ec.message()));
+  fs::path dir = fs::weakly_canonical(checkout / workdir, ec);
+  if (ec) return fail(invalid_argument(field, "'" + workdir + "': cannot resolve: " + ec.message()));
+  // Component-wise prefix test: /a/bc is not inside /a/b.
+  auto [root_end, dir_at] = std::mismatch(root.begin(), root.end(), dir.begin(), dir.end());
+  if (root_end != root.end())
+    return fail(invalid_argument(field, "'" + workdir + "' resolves to " + dir.string() + ", outside the checkout " +
+                                            root.string() + " (a symlink leads out)"));
+  if (!fs::is_directory(dir, ec))
+    return fail(invalid_argument(field, "'" + workdir + "': no such directory in the checkout (" + dir.string() + ")"));
+  return dir;
+}
 
 Result<Manifest> parse_manifest(const json& doc, const std::string& where) {
   auto schema = schemas::Schema::load("manifest.schema.json");
   if (!schema) return fail(schema.error());
   if (auto ok = schema->validate(doc, where); !ok) return fail(ok.error());
+  // The schema has checked every type, so a JSON exception here is a gap
+  // between the schema and this parser: an error about the manifest, never
+  // an exception through the daemon.
+  try {
+    return read_fields(doc, where);
+  } catch (const FieldError& e) {
+    return fail(e.error);
+  } catch (const json::exception& e) {
+    return fail(invalid_argument(where, std::string("does not fit what perfwatch reads: ") + e.what()));
+  }
+}
 
+namespace {
+
+Result<Manifest> read_fields(const json& doc, const std::string& where) {
   Manifest m;
   m.source = doc;
   m.name = value_or<std::string>(doc, "name", "");
@@ -60,7 +133,9 @@ Result<Manifest> parse_manifest(const json& doc, const std::string& where) {
   m.bench.backend = value_or<std::string>(bench, "backend", "auto");
   m.bench.env = value_or<std::map<std::string, std::string>>(bench, "env", {});
   m.bench.record_env = value_or<std::vector<std::string>>(bench, "record_env", {});
-  m.bench.threads = value_or<int>(bench, "threads", 0);
+  m.bench.threads = int_or(bench, "threads", 0, where + ": bench.threads");
+  if (auto ok = check_workdir(m.build.workdir, where + ": build.workdir"); !ok) return fail(ok.error());
+  if (auto ok = check_workdir(m.bench.workdir, where + ": bench.workdir"); !ok) return fail(ok.error());
 
   std::set<std::string> names;
   int baselines = 0;
@@ -107,8 +182,8 @@ Result<Manifest> parse_manifest(const json& doc, const std::string& where) {
   }
 
   const json trials = doc.value("trials", json::object());
-  m.trials.min = value_or<int>(trials, "min", 5);
-  m.trials.max = value_or<int>(trials, "max", 30);
+  m.trials.min = int_or(trials, "min", 5, where + ": trials.min");
+  m.trials.max = int_or(trials, "max", 30, where + ": trials.max");
   m.trials.target_rel_ci = value_or<double>(trials, "target_rel_ci", 0.01);
   m.trials.budget_s = value_or<double>(trials, "budget_s", 20);
   m.trials.min_trial_ms = value_or<double>(trials, "min_trial_ms", 20);
@@ -135,8 +210,8 @@ Result<Manifest> parse_manifest(const json& doc, const std::string& where) {
   m.metric.direction = natural;
 
   const json runs = doc.value("runs", json::object());
-  m.runs.per_commit = value_or<int>(runs, "per_commit", schemas::kDefaultRunsPerCommit);
-  m.runs.max_per_commit = value_or<int>(runs, "max_per_commit", schemas::kDefaultMaxRunsPerCommit);
+  m.runs.per_commit = int_or(runs, "per_commit", schemas::kDefaultRunsPerCommit, where + ": runs.per_commit");
+  m.runs.max_per_commit = int_or(runs, "max_per_commit", schemas::kDefaultMaxRunsPerCommit, where + ": runs.max_per_commit");
   m.runs.interleave_baseline = value_or<bool>(runs, "interleave_baseline", false);
   m.runs.pinned_baseline = value_or<std::string>(runs, "pinned_baseline", "");
   if (m.runs.per_commit > m.runs.max_per_commit) {
@@ -147,6 +222,8 @@ Result<Manifest> parse_manifest(const json& doc, const std::string& where) {
   m.default_band = value_or<double>(noise, "default_band", schemas::kDefaultBandRel);
   return m;
 }
+
+}  // namespace
 
 Result<Manifest> load_manifest(const std::filesystem::path& path) {
   std::ifstream in(path);

@@ -90,6 +90,14 @@ Result<Manifest> parse_manifest(const nlohmann::json& document, const std::strin
 // Reads `path` and parses it; the error names the file.
 Result<Manifest> load_manifest(const std::filesystem::path& path);
 
+// The folder `workdir` (build.workdir or bench.workdir, named by `field`)
+// names inside `checkout`: relative, no `..` that climbs out, no symlink that
+// leads out (resolved with weakly_canonical), and an existing directory.
+// Errors name the field: "build.workdir: 'x/../../y' leaves the checkout".
+// parse_manifest already refuses absolute paths and `..` components.
+Result<std::filesystem::path> resolve_workdir(const std::filesystem::path& checkout, const std::string& workdir,
+                                              const std::string& field);
+
 // "b96_h16_k2048_bf16"
 std::string point_id(int batch, int heads, int topk, const std::string& dtype);
 

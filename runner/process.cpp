@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,9 +12,13 @@
 #include <csignal>
 #include <cstring>
 #include <fstream>
+#include <system_error>
 #include <thread>
 
 #include <boost/process.hpp>
+#include <boost/process/extend.hpp>
+
+#include "runner/capped_log.h"
 
 namespace perfwatch::runner {
 
@@ -25,9 +30,19 @@ const char* to_string(Outcome outcome) {
     case Outcome::kExited: return "exited";
     case Outcome::kSignalled: return "signalled";
     case Outcome::kTimedOut: return "timed_out";
+    case Outcome::kStopped: return "stopped";
     case Outcome::kFailedToStart: return "failed_to_start";
   }
   return "failed_to_start";
+}
+
+Clock::time_point deadline_after(double timeout_s) {
+  const auto now = Clock::now();
+  if (!(timeout_s > 0)) return Clock::time_point::max();
+  // Compared in double seconds, which cannot overflow; what is left fits the clock's duration.
+  const double room_s = std::chrono::duration<double>(Clock::time_point::max() - now).count();
+  if (timeout_s >= room_s) return Clock::time_point::max();
+  return now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
 }
 
 std::string ProcessResult::describe() const {
@@ -42,6 +57,7 @@ std::string ProcessResult::describe() const {
       std::snprintf(buf, sizeof buf, "%.0f", wall_s);
       return std::string("timed out after ") + buf + " s and was killed";
     }
+    case Outcome::kStopped: return "was stopped: perfwatch was asked to stop and ended its process group";
     case Outcome::kFailedToStart: return "failed to start: " + start_error;
   }
   return "unknown outcome";
@@ -63,11 +79,6 @@ namespace {
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-Clock::time_point deadline_after(double timeout_s) {
-  if (timeout_s <= 0) return Clock::time_point::max();
-  return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
 }
 
 bp::environment make_env(const ProcessSpec& spec) {
@@ -135,27 +146,182 @@ void decode_status(int status, ProcessResult* r) {
   }
 }
 
-// Waits for the child until the deadline; on the deadline kills its group.
-void wait_child(bp::child& child, bp::group& group, Clock::time_point start, Clock::time_point deadline,
-                ProcessResult* r) {
-  std::error_code ec;
-  // Polling keeps this free of signal handlers, which a library must not own;
-  // 5 ms is far below any timeout a user sets.
-  while (child.running(ec)) {
-    if (Clock::now() >= deadline) {
-      group.terminate(ec);
-      child.wait(ec);
-      r->outcome = Outcome::kTimedOut;
-      r->signal = SIGKILL;
-      r->wall_s = seconds_since(start);
-      return;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+// How long the pipes of a child that has exited are still read: output
+// already written arrives at once; a grandchild holding the pipe is not waited for.
+constexpr auto kDrain = std::chrono::milliseconds(200);
+// How often a wait looks at the child, the clock and the stop flag.
+constexpr int kTickMs = 100;
+
+// In the child between fork and exec: die with the thread that started us.
+// A parent that died before the prctl would never send the signal, hence the check.
+struct DieWithParent : bp::extend::handler {
+  pid_t parent = ::getpid();
+  template <class Executor>
+  void on_exec_setup(Executor&) const {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
   }
-  r->wall_s = seconds_since(start);
-  decode_status(child.native_exit_code(), r);
-  // Grandchildren that outlive the shell would keep pipes open: end them too.
-  group.terminate(ec);
+};
+
+// In the child: stdout and stderr both to `fd` (a pipe's write end, close-on-exec
+// so that only the dup2'ed copies survive the exec). Declares its handles so
+// that bp::limit_handles keeps them.
+struct OutputTo : bp::extend::handler, bp::extend::uses_handles {
+  int fd = -1;
+  explicit OutputTo(int fd_) : fd(fd_) {}
+  std::vector<int> get_used_handles() const { return {fd, STDOUT_FILENO, STDERR_FILENO}; }
+  template <class Executor>
+  void on_exec_setup(Executor& e) const {
+    if (::dup2(fd, STDOUT_FILENO) < 0 || ::dup2(fd, STDERR_FILENO) < 0) e.set_error(std::error_code(errno, std::system_category()), "dup2() failed");
+  }
+};
+
+// Both ends of a pipe, closed by their owner.
+struct Pipe {
+  int read = -1, write = -1;
+  Pipe() {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) throw std::system_error(errno, std::system_category(), "pipe2");
+    read = fds[0];
+    write = fds[1];
+  }
+  ~Pipe() {
+    close_write();
+    if (read >= 0) ::close(read);
+  }
+  void close_write() {
+    if (write >= 0) ::close(write);
+    write = -1;
+  }
+  Pipe(const Pipe&) = delete;
+  Pipe& operator=(const Pipe&) = delete;
+};
+
+// A started child: the leader of its own group (bp::group makes its pid
+// the group id), reported to the caller's watch as it starts and ends.
+class Running {
+ public:
+  Running(const ChildWatch& watch, Clock::time_point start) : watch_(watch), start_(start) {}
+  ~Running() { end(); }
+  Running(const Running&) = delete;
+  Running& operator=(const Running&) = delete;
+
+  bp::child child;
+  bp::group group;
+
+  void started() {
+    leader_.pid = child.id();
+    leader_.start_ticks = start_ticks_of(leader_.pid).value_or(0);
+    if (watch_.started) watch_.started(leader_);
+  }
+  bool stop_requested() const { return watch_.stop && watch_.stop->load(); }
+  // Reaps the leader once it has exited; true while it runs.
+  bool running() {
+    std::error_code ec;
+    if (!child.valid() || exited_) return false;
+    if (child.running(ec)) return true;
+    exited_ = true;
+    exited_at_ = Clock::now();
+    return false;
+  }
+  bool exited() { return !running(); }
+  // True once the leader has exited and kDrain has passed since.
+  bool drained() { return exited() && Clock::now() - exited_at_ >= kDrain; }
+
+  // SIGTERM to the group; SIGKILL to what is left after `grace_s`. Reaps the leader.
+  void end_group(double grace_s) {
+    if (!child.valid() || group_ended_) return;
+    const pid_t pgid = leader_.pid;
+    ::kill(-pgid, SIGTERM);
+    const auto deadline =
+        Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(grace_s));
+    // The group is empty once the leader is reaped and no member answers.
+    while (Clock::now() < deadline && (running() || ::kill(-pgid, 0) == 0)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ::kill(-pgid, SIGKILL);
+    if (!exited_) {
+      std::error_code ec;
+      child.wait(ec);
+      exited_ = true;
+      exited_at_ = Clock::now();
+    }
+    group_ended_ = true;
+  }
+
+  // The group is ended (grandchildren that outlive the leader would keep
+  // pipes open or write into the worktree) and the watch told; idempotent.
+  void end() {
+    if (!child.valid() || reported_) return;
+    end_group(running() ? watch_.stop_grace_s : 0.5);
+    reported_ = true;
+    if (watch_.ended) watch_.ended(leader_);
+  }
+
+  // Waits for the leader until the deadline or a stop, then ends its group.
+  void wait(Clock::time_point deadline, ProcessResult* r) {
+    while (running()) {
+      if (Clock::now() >= deadline || stop_requested()) {
+        r->outcome = stop_requested() ? Outcome::kStopped : Outcome::kTimedOut;
+        r->signal = SIGKILL;
+        end_group(watch_.stop_grace_s);
+        r->wall_s = seconds_since(start_);
+        end();
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    r->wall_s = std::chrono::duration<double>(exited_at_ - start_).count();
+    decode_status(child.native_exit_code(), r);
+    end();
+  }
+
+ private:
+  const ChildWatch& watch_;
+  Clock::time_point start_;
+  ProcessIdentity leader_;
+  Clock::time_point exited_at_{};
+  bool exited_ = false;
+  bool group_ended_ = false;
+  bool reported_ = false;
+};
+
+// Reads `fds` into `sink` until each is closed, or the child has exited and
+// they were drained, or the deadline passes, or a stop is asked for.
+void pump(Running& run, int n, const int* fds, const std::function<void(int, const char*, std::size_t)>& sink,
+          Clock::time_point deadline) {
+  bool open[2] = {n > 0, n > 1};
+  char buf[65536];
+  while ((open[0] || open[1]) && Clock::now() < deadline && !run.stop_requested() && !run.drained()) {
+    pollfd pfds[2];
+    int which[2];
+    int count = 0;
+    for (int i = 0; i < n; ++i) {
+      if (open[i]) {
+        pfds[count] = {fds[i], POLLIN, 0};
+        which[count++] = i;
+      }
+    }
+    int ready = ::poll(pfds, static_cast<nfds_t>(count), run.exited() ? 20 : kTickMs);
+    if (ready < 0 && errno != EINTR) break;
+    for (int j = 0; j < count && ready > 0; ++j) {
+      if (!(pfds[j].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      ssize_t got = ::read(pfds[j].fd, buf, sizeof buf);
+      if (got > 0) sink(which[j], buf, static_cast<std::size_t>(got));
+      else if (got == 0 || errno != EINTR) open[which[j]] = false;
+    }
+  }
+  // What is already in the pipes is kept (bounded: a grandchild may go on writing).
+  for (int i = 0; i < n; ++i) {
+    std::size_t taken = 0;
+    pollfd ready{fds[i], POLLIN, 0};
+    while (open[i] && taken < (8u << 20) && ::poll(&ready, 1, 0) > 0 && (ready.revents & POLLIN)) {
+      ssize_t got = ::read(fds[i], buf, sizeof buf);
+      if (got <= 0) break;
+      sink(i, buf, static_cast<std::size_t>(got));
+      taken += static_cast<std::size_t>(got);
+    }
+  }
 }
 
 }  // namespace
@@ -163,16 +329,26 @@ void wait_child(bp::child& child, bp::group& group, Clock::time_point start, Clo
 ProcessResult run_logged(const ProcessSpec& spec, const std::filesystem::path& log_path, size_t tail_bytes) {
   ProcessResult r;
   auto start = Clock::now();
-  try {
-    auto [exe, args] = program_of(spec);
-    bp::group group;
-    bp::child child(bp::exe = exe, bp::args = args, bp::start_dir = workdir_of(spec).string(), bp::env = make_env(spec),
-                    (bp::std_out & bp::std_err) > log_path.string(), bp::std_in < bp::null, bp::limit_handles, group);
-    wait_child(child, group, start, deadline_after(spec.timeout_s), &r);
-  } catch (const std::exception& e) {
-    r.outcome = Outcome::kFailedToStart;
-    r.start_error = e.what();
-    r.wall_s = seconds_since(start);
+  {
+    CappedLog log(log_path, spec.log_cap_bytes, spec.log_cap_bytes);
+    try {
+      auto [exe, args] = program_of(spec);
+      Pipe out;
+      Running run(spec.watch, start);
+      run.child = bp::child(bp::exe = exe, bp::args = args, bp::start_dir = workdir_of(spec).string(),
+                            bp::env = make_env(spec), OutputTo(out.write), bp::std_in < bp::null,
+                            bp::limit_handles, run.group, DieWithParent{});
+      run.started();
+      out.close_write();
+      const int fds[1] = {out.read};
+      auto deadline = deadline_after(spec.timeout_s);
+      pump(run, 1, fds, [&](int, const char* data, std::size_t n) { log.write(data, n); }, deadline);
+      run.wait(deadline, &r);
+    } catch (const std::exception& e) {
+      r.outcome = Outcome::kFailedToStart;
+      r.start_error = e.what();
+      r.wall_s = seconds_since(start);
+    }
   }
   r.tail = file_tail(log_path, tail_bytes);
   return r;
@@ -185,34 +361,16 @@ Captured run_captured(const ProcessSpec& spec) {
   try {
     auto [exe, args] = program_of(spec);
     bp::pipe out_pipe, err_pipe;
-    bp::group group;
-    bp::child child(bp::exe = exe, bp::args = args, bp::start_dir = workdir_of(spec).string(), bp::env = make_env(spec),
-                    bp::std_out > out_pipe, bp::std_err > err_pipe, bp::std_in < bp::null, group);
+    Running run(spec.watch, start);
+    run.child = bp::child(bp::exe = exe, bp::args = args, bp::start_dir = workdir_of(spec).string(),
+                          bp::env = make_env(spec), bp::std_out > out_pipe, bp::std_err > err_pipe,
+                          bp::std_in < bp::null, run.group, DieWithParent{});
+    run.started();
     // Drain both pipes together so that neither can fill up and stall the child.
-    int fds[2] = {out_pipe.native_source(), err_pipe.native_source()};
+    const int fds[2] = {out_pipe.native_source(), err_pipe.native_source()};
     std::string* sinks[2] = {&c.out, &c.result.tail};
-    bool open[2] = {true, true};
-    char buf[65536];
-    while ((open[0] || open[1]) && Clock::now() < deadline) {
-      pollfd pfds[2];
-      int n = 0;
-      int which[2];
-      for (int i = 0; i < 2; ++i) {
-        if (open[i]) {
-          pfds[n] = {fds[i], POLLIN, 0};
-          which[n++] = i;
-        }
-      }
-      int ready = ::poll(pfds, n, 50);
-      if (ready < 0 && errno != EINTR) break;
-      for (int j = 0; j < n; ++j) {
-        if (!(pfds[j].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-        ssize_t got = ::read(pfds[j].fd, buf, sizeof buf);
-        if (got > 0) sinks[which[j]]->append(buf, static_cast<size_t>(got));
-        else if (got == 0 || errno != EINTR) open[which[j]] = false;
-      }
-    }
-    wait_child(child, group, start, deadline, &c.result);
+    pump(run, 2, fds, [&](int i, const char* data, std::size_t n) { sinks[i]->append(data, n); }, deadline);
+    run.wait(deadline, &c.result);
   } catch (const std::exception& e) {
     c.result.outcome = Outcome::kFailedToStart;
     c.result.start_error = e.what();
@@ -223,23 +381,38 @@ Captured run_captured(const ProcessSpec& spec) {
 }
 
 struct LineChild::Impl {
-  bp::group group;
-  bp::child child;
+  ChildWatch watch;
+  std::unique_ptr<Running> run;
   int in_fd = -1;    // our end of the child's stdin
   int out_fd = -1;   // our end of the child's stdout
+  int err_fd = -1;   // our end of the child's stderr (non-blocking)
   std::string buffer;
   bool eof = false;
   Clock::time_point start;
   std::filesystem::path stderr_log;
+  std::unique_ptr<CappedLog> log;
 
   ~Impl() {
-    std::error_code ec;
-    if (child.valid() && child.running(ec)) {
-      group.terminate(ec);
-      child.wait(ec);
-    }
+    run.reset();  // ends the group, reports it
     if (in_fd >= 0) ::close(in_fd);
     if (out_fd >= 0) ::close(out_fd);
+    if (err_fd >= 0) ::close(err_fd);
+  }
+
+  // Reads whatever stderr has now, without waiting.
+  void read_stderr() {
+    char buf[65536];
+    while (err_fd >= 0) {
+      ssize_t got = ::read(err_fd, buf, sizeof buf);
+      if (got > 0) {
+        log->write(buf, static_cast<std::size_t>(got));
+        continue;
+      }
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0 && errno == EAGAIN) return;
+      ::close(err_fd);
+      err_fd = -1;
+    }
   }
 };
 
@@ -249,20 +422,27 @@ LineChild::~LineChild() = default;
 Result<std::unique_ptr<LineChild>> LineChild::start(const ProcessSpec& spec, const std::filesystem::path& stderr_log) {
   std::signal(SIGPIPE, SIG_IGN);
   auto impl = std::make_unique<Impl>();
+  impl->watch = spec.watch;
   impl->stderr_log = stderr_log;
   impl->start = Clock::now();
+  impl->log = std::make_unique<CappedLog>(stderr_log, spec.log_cap_bytes, spec.log_cap_bytes);
   try {
     auto [exe, args] = program_of(spec);
-    bp::pipe in_pipe, out_pipe;
-    impl->child = bp::child(bp::exe = exe, bp::args = args, bp::start_dir = workdir_of(spec).string(),
-                            bp::env = make_env(spec), bp::std_in < in_pipe, bp::std_out > out_pipe,
-                            bp::std_err > stderr_log.string(), impl->group);
+    bp::pipe in_pipe, out_pipe, err_pipe;
+    impl->run = std::make_unique<Running>(impl->watch, impl->start);
+    impl->run->child = bp::child(bp::exe = exe, bp::args = args, bp::start_dir = workdir_of(spec).string(),
+                                 bp::env = make_env(spec), bp::std_in < in_pipe, bp::std_out > out_pipe,
+                                 bp::std_err > err_pipe, impl->run->group, DieWithParent{});
+    impl->run->started();
     // Take ownership of our ends; the pipe objects must not close them.
     // Close-on-exec, so that no later child inherits them and holds the bench's
     // stdin open after we close it.
     impl->in_fd = ::fcntl(in_pipe.native_sink(), F_DUPFD_CLOEXEC, 0);
     impl->out_fd = ::fcntl(out_pipe.native_source(), F_DUPFD_CLOEXEC, 0);
+    impl->err_fd = ::fcntl(err_pipe.native_source(), F_DUPFD_CLOEXEC, 0);
+    ::fcntl(impl->err_fd, F_SETFL, ::fcntl(impl->err_fd, F_GETFL) | O_NONBLOCK);
   } catch (const std::exception& e) {
+    impl->run.reset();
     return fail(Error{ErrorCode::kFailed, spec.command.empty() ? spec.argv.front() : spec.command,
                       std::string("failed to start: ") + e.what()});
   }
@@ -314,17 +494,37 @@ LineChild::Read LineChild::read_line(std::string* line, Clock::time_point deadli
       s.buffer.clear();
       return Read::kLine;
     }
+    if (s.run->stop_requested()) return Read::kStopped;
+    // The bench has exited and its stdout stayed quiet for the drain: a
+    // grandchild holding the pipe open does not make it a hang.
+    if (s.run->drained()) {
+      // What the bench wrote before it exited is still read, however late we look.
+      pollfd ready{s.out_fd, POLLIN, 0};
+      if (::poll(&ready, 1, 0) > 0 && (ready.revents & POLLIN)) {
+        char buf[65536];
+        ssize_t got = ::read(s.out_fd, buf, sizeof buf);
+        if (got > 0) {
+          s.buffer.append(buf, static_cast<size_t>(got));
+          continue;
+        }
+      }
+      s.eof = true;
+      continue;
+    }
     auto now = Clock::now();
     if (now >= deadline) return Read::kTimeout;
     auto wait_ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
-    pollfd pfd{s.out_fd, POLLIN, 0};
-    int ready = ::poll(&pfd, 1, static_cast<int>(std::min<long long>(wait_ms + 1, 1000)));
+    pollfd pfds[2] = {{s.out_fd, POLLIN, 0}, {s.err_fd, POLLIN, 0}};
+    int tick = s.run->exited() ? 20 : kTickMs;
+    int ready = ::poll(pfds, s.err_fd >= 0 ? 2 : 1, static_cast<int>(std::min<long long>(wait_ms + 1, tick)));
     if (ready < 0) {
       if (errno == EINTR) continue;
       s.eof = true;
       continue;
     }
     if (ready == 0) continue;
+    if (s.err_fd >= 0 && (pfds[1].revents & (POLLIN | POLLHUP | POLLERR))) s.read_stderr();
+    if (!(pfds[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
     char buf[65536];
     ssize_t got = ::read(s.out_fd, buf, sizeof buf);
     if (got > 0) {
@@ -336,18 +536,23 @@ LineChild::Read LineChild::read_line(std::string* line, Clock::time_point deadli
 }
 
 ProcessResult LineChild::wait(Clock::time_point deadline) {
+  Impl& s = *impl_;
   ProcessResult r;
   close_stdin();
-  wait_child(impl_->child, impl_->group, impl_->start, deadline, &r);
-  r.tail = file_tail(impl_->stderr_log, 8192);
+  // Keep reading stderr while waiting: a bench blocked on a full stderr pipe never exits.
+  if (s.err_fd >= 0) {
+    const int fds[1] = {s.err_fd};
+    pump(*s.run, 1, fds, [&](int, const char* data, std::size_t n) { s.log->write(data, n); }, deadline);
+  }
+  s.run->wait(deadline, &r);
+  s.read_stderr();
+  s.log->finish();
+  r.tail = file_tail(s.stderr_log, 8192);
   return r;
 }
 
-void LineChild::kill() {
-  std::error_code ec;
-  impl_->group.terminate(ec);
-}
+void LineChild::kill() { impl_->run->end_group(impl_->watch.stop_grace_s); }
 
-int LineChild::pid() const { return impl_->child.id(); }
+int LineChild::pid() const { return impl_->run->child.id(); }
 
 }  // namespace perfwatch::runner

@@ -1,5 +1,7 @@
 #include "runner/protocol.h"
 
+#include "common/text.h"
+
 namespace perfwatch::runner {
 
 using nlohmann::json;
@@ -35,7 +37,7 @@ Result<BenchLine> Protocol::parse(std::string_view text, int line_no) const {
   std::string where = "bench stdout line " + std::to_string(line_no);
   json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded() || !doc.is_object()) {
-    std::string shown(text.substr(0, 120));
+    std::string shown = valid_utf8(text.substr(0, 120));
     return fail(protocol_error(where, "not a JSON object: '" + shown + (text.size() > 120 ? "...'" : "'")));
   }
   auto kind = doc.find("kind");

@@ -1,9 +1,12 @@
 #include "runner/sweep.h"
 
 #include <chrono>
+#include <cstdio>
 #include <map>
 
 #include "analysis/summary.h"
+#include "common/text.h"
+#include "runner/process.h"
 #include "runner/protocol.h"
 
 namespace perfwatch::runner {
@@ -19,14 +22,21 @@ const char* to_string(RunStatus status) {
     case RunStatus::kProtocolError: return "protocol_error";
     case RunStatus::kFailed: return "failed";
     case RunStatus::kFailedToStart: return "failed_to_start";
+    case RunStatus::kStopped: return "stopped";
+    case RunStatus::kStoreFailed: return "store_failed";
   }
   return "failed";
 }
 
 namespace {
 
-Clock::time_point after(double seconds) {
-  return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+Clock::time_point after(double seconds) { return deadline_after(seconds); }
+
+// A manifest's limit in a message: as written, never cast to an int (1e300 would not fit).
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", s);
+  return buf;
 }
 
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
@@ -53,7 +63,7 @@ class Session {
     for (const auto& v : m_.variants) {
       BenchLine line = expect({LineKind::kVariant}, "the variant line of '" + v.name + "'");
       if (line.doc["variant"] != v.name) {
-        throw RunEnd{RunStatus::kProtocolError, where() + ": variant: expected '" + v.name + "', got " + line.doc["variant"].dump()};
+        throw RunEnd{RunStatus::kProtocolError, where() + ": variant: expected '" + v.name + "', got " + json_text(line.doc["variant"])};
       }
       sink_.on_variant(line.doc);
       if (line.doc["status"] == "ok") runnable.push_back(v.name);
@@ -61,6 +71,7 @@ class Session {
     for (size_t i = 0; i < points.size(); ++i) measure_point(points[i], static_cast<int>(i), static_cast<int>(points.size()), runnable);
     child_.close_stdin();
     expect({LineKind::kFooter}, "the footer");
+    if (auto failed = sink_.failure()) throw RunEnd{RunStatus::kStoreFailed, "storing the run failed: " + *failed};
     std::string extra;
     if (child_.read_line(&extra, deadline()) == LineChild::Read::kLine) {
       throw RunEnd{RunStatus::kProtocolError, where(1) + ": the bench wrote after its footer: '" + extra.substr(0, 120) + "'"};
@@ -117,8 +128,8 @@ class Session {
     for (;;) {
       BenchLine line = expect({LineKind::kCheck, LineKind::kTrial, LineKind::kSkipped}, "the answer to a measure request");
       if (line.doc["variant"] != variant || line.doc["point"] != point.id) {
-        throw RunEnd{RunStatus::kProtocolError, where() + ": answered for " + line.doc["variant"].dump() + " at " +
-                                                    line.doc["point"].dump() + ", asked for '" + variant + "' at '" + point.id + "'"};
+        throw RunEnd{RunStatus::kProtocolError, where() + ": answered for " + json_text(line.doc["variant"]) + " at " +
+                                                    json_text(line.doc["point"]) + ", asked for '" + variant + "' at '" + point.id + "'"};
       }
       switch (line.kind) {
         case LineKind::kCheck:
@@ -130,7 +141,7 @@ class Session {
         case LineKind::kTrial: {
           int expected = s->trials + 1;
           if (line.doc["trial"] != expected) {
-            throw RunEnd{RunStatus::kProtocolError, where() + ": trial: expected " + std::to_string(expected) + ", got " + line.doc["trial"].dump()};
+            throw RunEnd{RunStatus::kProtocolError, where() + ": trial: expected " + std::to_string(expected) + ", got " + json_text(line.doc["trial"])};
           }
           auto metric = line.doc.find(m_.metric.name);
           if (metric == line.doc.end() || !metric->is_number()) {
@@ -150,7 +161,8 @@ class Session {
   }
 
   void send(const json& doc) {
-    if (auto ok = child_.write_line(doc.dump()); !ok) {
+    if (auto failed = sink_.failure()) throw RunEnd{RunStatus::kStoreFailed, "storing the run failed: " + *failed};
+    if (auto ok = child_.write_line(json_text(doc)); !ok) {
       throw RunEnd{RunStatus::kCrashed, "the bench stopped reading its stdin"};
     }
   }
@@ -171,14 +183,18 @@ class Session {
         throw RunEnd{RunStatus::kCrashed, "the bench's output ended before " + what};
       case LineChild::Read::kTimeout:
         if (Clock::now() >= run_deadline_) {
-          throw RunEnd{RunStatus::kTimedOut, "the run took longer than bench.timeout_s (" + std::to_string(static_cast<int>(m_.bench.timeout_s)) + " s) waiting for " + what};
+          throw RunEnd{RunStatus::kTimedOut, "the run took longer than bench.timeout_s (" + seconds_text(m_.bench.timeout_s) + " s) waiting for " + what};
         }
-        throw RunEnd{RunStatus::kTimedOut, "the bench wrote nothing for bench.idle_timeout_s (" + std::to_string(static_cast<int>(m_.bench.idle_timeout_s)) + " s) while perfwatch waited for " + what};
+        throw RunEnd{RunStatus::kTimedOut, "the bench wrote nothing for bench.idle_timeout_s (" + seconds_text(m_.bench.idle_timeout_s) + " s) while perfwatch waited for " + what};
       case LineChild::Read::kTooLong:
         ++line_no_;
         throw RunEnd{RunStatus::kProtocolError, where() + ": longer than 1 MiB"};
+      case LineChild::Read::kStopped:
+        throw RunEnd{RunStatus::kStopped, "stopped while waiting for " + what + ": perfwatch was asked to stop"};
     }
     ++line_no_;
+    // The sink kept the previous line, or the run ends here.
+    if (auto failed = sink_.failure()) throw RunEnd{RunStatus::kStoreFailed, "storing the run failed: " + *failed};
     auto line = protocol_.parse(text, line_no_);
     if (!line) throw RunEnd{RunStatus::kProtocolError, line.error().to_string()};
     if (line->kind == LineKind::kError) {
@@ -221,11 +237,14 @@ SweepResult run_sweep(const SweepRequest& req, RunSink& sink) {
   auto plan = protocol->make_plan(m, points, req.seed);
   if (!plan) return finish(RunStatus::kFailedToStart, plan.error().to_string());
 
+  auto workdir = resolve_workdir(req.checkout, m.bench.workdir, "bench.workdir");
+  if (!workdir) return finish(RunStatus::kFailedToStart, workdir.error().to_string());
   ProcessSpec spec;
   spec.command = m.bench.command;
-  spec.workdir = req.checkout / m.bench.workdir;
+  spec.workdir = *workdir;
   spec.env = m.bench.env;
   for (const auto& [k, v] : req.extra_env) spec.env[k] = v;
+  spec.watch = req.watch;
   auto child = LineChild::start(spec, req.stderr_log);
   if (!child) return finish(RunStatus::kFailedToStart, child.error().to_string());
 
@@ -252,6 +271,8 @@ SweepResult run_sweep(const SweepRequest& req, RunSink& sink) {
       // The output ended: the process is dying or dead; collect how it ended.
       result.process = (*child)->wait(after(5));
       message += ": the bench " + result.process.describe();
+    } else if (status == RunStatus::kStopped) {
+      result.process = (*child)->wait(Clock::now());  // a stop: ends the group at once
     } else {
       (*child)->kill();
       result.process = (*child)->wait(after(5));

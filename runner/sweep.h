@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,8 +29,11 @@ enum class RunStatus {
   kProtocolError,   // a line that is not valid protocol
   kFailed,          // the bench reported an error, or exited non-zero after its footer
   kFailedToStart,
+  kStopped,         // perfwatch was asked to stop (SweepRequest::watch.stop): the bench's group was ended
+  kStoreFailed,     // the sink could not keep a line (disk full, I/O error): the run ended at once
 };
-const char* to_string(RunStatus status);  // "ok", "crashed", "timeout", "protocol_error", "failed", "failed_to_start"
+// "ok", "crashed", "timeout", "protocol_error", "failed", "failed_to_start", "stopped", "store_failed"
+const char* to_string(RunStatus status);
 
 struct SweepProgress {
   int point_index = 0;      // 0-based
@@ -56,6 +60,10 @@ class RunSink {
   virtual void on_point_done(const std::string& variant, const PointSpec& point, const std::vector<double>& values,
                              int dropped_throttled, analysis::StopReason reason) = 0;
   virtual void on_progress(const SweepProgress&) {}
+  // What the sink could not keep, if anything ("disk full"): checked after
+  // every line, and the run ends at once with kStoreFailed -- measuring on
+  // would drive the bench through trials whose results are thrown away.
+  virtual std::optional<std::string> failure() const { return std::nullopt; }
 };
 
 struct SweepRequest {
@@ -65,6 +73,8 @@ struct SweepRequest {
   std::vector<PointSpec> points;       // empty = all of the manifest's
   std::uint64_t seed = 0;              // 0 = the bench picks one (reported in its header)
   std::map<std::string, std::string> extra_env;
+  // A stop request and the record of the bench's process group (process.h).
+  ChildWatch watch;
 };
 
 struct SweepResult {

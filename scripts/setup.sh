@@ -11,6 +11,9 @@ packages=(
   libgtest-dev libgmock-dev libcli11-dev libssl-dev
   python3  # the Python bench kit's tests (tests/kit); not certain on a minimal Debian 12
   libbenchmark-dev  # the Google Benchmark suite the google-benchmark adapter's tests build
+  # The fuzz targets (tests/fuzz/README.md): libFuzzer and the sanitizers come
+  # with clang; clang 16 is the first that compiles libstdc++ 12's std::expected.
+  clang-16 libclang-rt-16-dev
 )
 # The browser test drives Debian's chromium; only the test command needs it.
 if [[ "${1:-}" == "--with-browser" ]]; then

@@ -11,3 +11,38 @@ build=${PERFWATCH_BUILD_DIR:-build}
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPERFWATCH_REQUIRE_BROWSER_TEST=ON
 cmake --build "$build"
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
+# The parsers of outside input under libFuzzer, a fixed budget each, after the
+# tests (tests/fuzz/README.md).
+./scripts/fuzz.sh "${PERFWATCH_FUZZ_SECONDS:-20}"
+
+# The unit and integration tests again under AddressSanitizer and
+# UndefinedBehaviorSanitizer, in a build folder of their own (without CUDA:
+# nvcc's host code is not what this checks). Any report fails the step.
+# Left out: the browser test (chromium and node are not ours to instrument;
+# the server it drives is exercised by web_test here), the `slow` test
+# (daemon_kernel_test configures and builds kernels/ from scratch: 15 min
+# un-instrumented), the `kit` tests (Python only, no C++ of ours runs), and
+# the kernels' tests: their code is compiled -O3 with its own flags, runs on
+# a GPU in production, and is tested by the main step; leaving them out
+# keeps this step's cost down (ASan compiles cost ~1.3x, tests run 2-3x).
+# PERFWATCH_SANITIZE=0 skips this step (a developer re-running the main one).
+if [[ "${PERFWATCH_SANITIZE:-1}" != 0 ]]; then
+  san=${PERFWATCH_SANITIZE_BUILD_DIR:-build-sanitize}
+  # Every part's tests but the kernels' (a new part is included by itself).
+  parts=""
+  for list in tests/*/CMakeLists.txt; do
+    part=$(basename "$(dirname "$list")")
+    if [[ $part != support && $part != kernels ]]; then parts+="${parts:+;}$part"; fi
+  done
+  launcher=()
+  if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+  cmake -S . -B "$san" -G Ninja -DCMAKE_BUILD_TYPE=Sanitize -DMLA_ENABLE_CUDA=OFF "${launcher[@]}" \
+    -DPERFWATCH_TEST_PARTS="$parts" \
+    -DCMAKE_CXX_FLAGS_SANITIZE="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
+    -DCMAKE_EXE_LINKER_FLAGS_SANITIZE="-fsanitize=address,undefined" \
+    -DCMAKE_SHARED_LINKER_FLAGS_SANITIZE="-fsanitize=address,undefined"
+  cmake --build "$san"
+  ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1 \
+  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    ctest --test-dir "$san" --output-on-failure -j "$(nproc)" -LE 'slow|kit' -E '^web_browser_test$'
+fi

@@ -2,6 +2,9 @@
 
 #include <sqlite3.h>
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <ctime>
 #include <system_error>
 
@@ -88,6 +91,43 @@ std::unique_ptr<sqlite3, Database::Closer> connect(const std::string& path, int 
 
 }  // namespace
 
+namespace {
+
+// perfwatch's PRAGMA application_id ("pwdb"), set by migration 005.
+constexpr std::int64_t kApplicationId = 0x70776462;
+
+// Refuses, before anything is written, a file this binary must not touch: one
+// whose application_id is another program's, a schema newer than this binary,
+// or a SQLite database with tables but no perfwatch schema version. Reading
+// the header writes nothing (a file that is not SQLite fails here, unchanged).
+void check_ours(Database& db) {
+  auto one = [&](const char* sql, const char* column) {
+    detail::Statement s(Access::handle(db), sql);
+    if (!s.step()) detail::raise(ErrorCode::kInternal, std::string(sql) + ": no row");
+    return s.get<std::int64_t>(column);
+  };
+  const std::int64_t app = one("PRAGMA application_id", "application_id");
+  const std::int64_t version = one("PRAGMA user_version", "user_version");
+  const std::int64_t tables = one("SELECT count(*) AS n FROM sqlite_schema WHERE type = 'table'", "n");
+  const int latest = latest_schema_version();
+  if (app != 0 && app != kApplicationId) {
+    char hex[32];
+    std::snprintf(hex, sizeof hex, "0x%08llx", static_cast<unsigned long long>(app));
+    detail::raise(ErrorCode::kInvalidArgument, std::string("not a perfwatch database (its application_id is ") + hex +
+                                                   "); perfwatch will not write to it");
+  }
+  if (version > latest)
+    detail::raise(ErrorCode::kInvalidArgument,
+                  "schema version " + std::to_string(version) + " is newer than this perfwatch (it knows up to " +
+                      std::to_string(latest) + "); use a newer perfwatch, this one will not touch the database");
+  if (version == 0 && tables > 0)
+    detail::raise(ErrorCode::kInvalidArgument,
+                  "not a perfwatch database: a SQLite file with " + std::to_string(tables) +
+                      " table(s) and no perfwatch schema version; perfwatch will not write to it");
+}
+
+}  // namespace
+
 Result<Database> Database::open(const std::filesystem::path& file, OpenOptions options) {
   Error error;
   auto handle = connect(file.string(), SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, error);
@@ -95,6 +135,7 @@ Result<Database> Database::open(const std::filesystem::path& file, OpenOptions o
   Database db(std::move(handle), file.string(), /*read_only=*/false, std::move(options.clock));
   auto configured = detail::guard(db, "open", [&] {
     sqlite3_busy_timeout(Access::handle(db), options.busy_timeout_ms);
+    check_ours(db);
     // WAL: the web server's readers never block the writer, nor it them.
     std::string mode;
     {
@@ -127,12 +168,53 @@ Result<Database> Database::open(const std::filesystem::path& file, OpenOptions o
   return db;
 }
 
+namespace {
+
+// "file:" URI of a path, for SQLite's URI parameters (uri.html): '%', '?' and
+// '#' would end or change the path, so they are percent-encoded.
+std::string file_uri(const std::filesystem::path& file, const std::string& query) {
+  std::string uri = "file:";
+  for (char c : std::filesystem::absolute(file).string()) {
+    if (c == '%' || c == '?' || c == '#') {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", static_cast<unsigned char>(c));
+      uri += buf;
+    } else {
+      uri += c;
+    }
+  }
+  return uri + "?" + query;
+}
+
+// True when the database's folder cannot be written (a read-only file
+// system) and no write-ahead log is left beside the file: then nothing can
+// change it, and SQLite may read it as immutable (wal.html: a WAL database
+// on read-only media without its -shm file opens only so).
+bool frozen(const std::filesystem::path& file) {
+  std::error_code ec;
+  auto dir = std::filesystem::absolute(file, ec).parent_path();
+  if (::access(dir.c_str(), W_OK) == 0) return false;
+  auto wal = std::filesystem::file_size(file.string() + "-wal", ec);
+  return ec || wal == 0;
+}
+
+}  // namespace
+
 Result<Database> Database::open_read_only(const std::filesystem::path& file, OpenOptions options) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(file, ec))
     return fail(not_found(file.string() + ": open read-only", "no such database file"));
+  auto first = open_read_only_as(file, file.string(), SQLITE_OPEN_READONLY, options);
+  if (first || first.error().code != ErrorCode::kIo || !frozen(file)) return first;
+  // A read-only file system: no -shm can be made, so read it as immutable.
+  return open_read_only_as(file, file_uri(file, "mode=ro&immutable=1"), SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
+                           options);
+}
+
+Result<Database> Database::open_read_only_as(const std::filesystem::path& file, const std::string& name, int flags,
+                                             OpenOptions options) {
   Error error;
-  auto handle = connect(file.string(), SQLITE_OPEN_READONLY, error);
+  auto handle = connect(name, flags, error);
   if (!handle) return fail(error);
   Database db(std::move(handle), file.string(), /*read_only=*/true, std::move(options.clock));
   auto configured = detail::guard(db, "open read-only", [&] {

@@ -51,14 +51,19 @@ class Database {
  public:
   // Opens (creating it if absent) the database for reading and writing and
   // brings its schema to the latest version this binary knows (see
-  // migrations.h). Refuses, with kInvalidArgument, a database whose schema is
-  // newer than this binary.
+  // migrations.h). Refuses, with kInvalidArgument and before anything is
+  // written to the file, a database whose schema is newer than this binary
+  // and a SQLite file that is not perfwatch's (another application_id, or
+  // tables without a perfwatch schema version).
   static Result<Database> open(const std::filesystem::path& file, OpenOptions options = {});
 
   // Opens an existing database for reading only (PRAGMA query_only), as the
   // web server does. Works while a writer is active and never blocks it.
   // kNotFound if the file does not exist; kInvalidArgument if its schema is
   // not exactly the version this binary knows (a writer must migrate it).
+  // On a read-only file system (its folder not writable, no -wal file left)
+  // it is opened as immutable (URI mode=ro&immutable=1), as SQLite documents
+  // for WAL databases on read-only media.
   static Result<Database> open_read_only(const std::filesystem::path& file, OpenOptions options = {});
 
   Database(Database&&) noexcept;
@@ -85,6 +90,8 @@ class Database {
 
   Database(std::unique_ptr<sqlite3, Closer> handle, std::string path, bool read_only,
            std::function<UnixSeconds()> clock);
+  static Result<Database> open_read_only_as(const std::filesystem::path& file, const std::string& name, int flags,
+                                            OpenOptions options);
 
   std::unique_ptr<sqlite3, Closer> handle_;
   // After handle_, so it is destroyed (its statements finalised) before the

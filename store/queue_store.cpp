@@ -105,6 +105,19 @@ Status JobQueue::finish(JobId job, JobState state, std::string_view message) {
   });
 }
 
+Status JobQueue::interrupted_by_stop(JobId job, std::string_view message) {
+  return guard(db_, "job " + std::to_string(job) + " interrupted by a stop", [&] {
+    Query q(db_, "UPDATE jobs SET stops = stops + 1, message = :message WHERE id = :id AND state = 'running'");
+    q->bind(":message", message).bind(":id", job);
+    q->run();
+    if (q->changes() == 0) {
+      auto known = read_job_by_id(db_, job);  // kNotFound if absent
+      raise(ErrorCode::kInvalidArgument,
+            "job " + std::to_string(job) + ": is " + std::string(to_string(known.state)) + ", not running");
+    }
+  });
+}
+
 Result<Recovery> JobQueue::recover_after_crash(int max_attempts) {
   return guard(db_, "recover the queue after a crash", [&] {
     Transaction tx(db_);
@@ -133,11 +146,11 @@ Result<Recovery> JobQueue::recover_after_crash(int max_attempts) {
         q->run();
       }
       out.cut_off.push_back(job.id);
-      if (job.attempts >= max_attempts) continue;
+      if (job.attempts - job.stops >= max_attempts) continue;
       Query q(db_,
-              "INSERT INTO jobs (repo_id, commit_sha, branch, kind, attempts, priority, options_json, retry_of, "
+              "INSERT INTO jobs (repo_id, commit_sha, branch, kind, attempts, stops, priority, options_json, retry_of, "
               "  queue_position, enqueued_at, message) "
-              "SELECT repo_id, commit_sha, branch, kind, attempts, priority, options_json, id, "
+              "SELECT repo_id, commit_sha, branch, kind, attempts, stops, priority, options_json, id, "
               "  coalesce(queue_position, id), :now, :message FROM jobs WHERE id = :id "
               "RETURNING id");
       q->bind(":now", now)

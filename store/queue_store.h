@@ -61,11 +61,17 @@ class JobQueue {
   // commit that no longer exists). kInvalidArgument for another transition.
   Status finish(JobId job, JobState state, std::string_view message);
 
+  // A running job interrupted by a stop request (SIGTERM): it stays running,
+  // for recover_after_crash at the next start, and the interruption counts
+  // as a stop, not as an attempt (stops + 1). kInvalidArgument unless running.
+  Status interrupted_by_stop(JobId job, std::string_view message);
+
   // Call once when the daemon starts, before claiming. In one transaction:
   // every running job becomes cut_off, its running runs become cut_off, and
   // a new queued job redoes it (retry_of = the old one, attempts carried
-  // over) unless it has been claimed max_attempts times already. Running it
-  // again finds nothing to do: each cut-off job is re-queued exactly once.
+  // over) unless it has been claimed max_attempts times already, stops
+  // not counted (attempts - stops). Running it again finds nothing to do:
+  // each cut-off job is re-queued exactly once.
   Result<Recovery> recover_after_crash(int max_attempts = 3);
 
  private:

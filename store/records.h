@@ -442,6 +442,9 @@ struct JobRecord {
   JobKind kind = JobKind::kBench;
   JobState state = JobState::kQueued;
   std::int64_t attempts = 0;  // times claimed, carried over to a re-queued job
+  // Of those, the times a stop request (SIGTERM) interrupted it: not counted
+  // against max_attempts. Carried over too.
+  std::int64_t stops = 0;
   std::int64_t priority = 0;  // higher is claimed first; ties in enqueue order
   nlohmann::json options = nlohmann::json::object();  // e.g. {"runs": 5}
   std::optional<JobId> retry_of;  // the cut-off job this one redoes

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/text.h"
 #include "views/fragments.h"
 #include "views/lookup.h"
 #include "views/text_format.h"
@@ -88,7 +89,7 @@ std::string params_diff(const json& base, const json& cand) {
   for (auto it = cand.begin(); it != cand.end(); ++it) {
     if (base.is_object() && base.contains(it.key()) && base[it.key()] == it.value()) continue;
     if (!out.empty()) out += " ";
-    out += it.key() + "=" + (it.value().is_string() ? it.value().get<std::string>() : it.value().dump());
+    out += it.key() + "=" + (it.value().is_string() ? it.value().get<std::string>() : json_text(it.value()));
   }
   return out;
 }
@@ -248,10 +249,10 @@ std::string experiment_text(const ExperimentEntry& entry) {
   out += "  hypothesis: " + e.hypothesis + "\n";
   auto side = [](const json& j) {
     std::string s;
-    if (!j.is_object()) return j.dump();
+    if (!j.is_object()) return json_text(j);
     s += string_of(j, "name");
     s += string_of(j, "variant");
-    if (j.contains("params") && j["params"].is_object() && !j["params"].empty()) s += " " + j["params"].dump();
+    if (j.contains("params") && j["params"].is_object() && !j["params"].empty()) s += " " + json_text(j["params"]);
     if (std::string sha = string_of(j, "commit"); !sha.empty()) s += (s.empty() ? "commit " : " at ") + sha.substr(0, 10);
     if (std::string subject = string_of(j, "subject"); !subject.empty()) s += " \"" + subject + "\"";
     return s;

@@ -44,9 +44,10 @@ class Api {
   Reply jobs(const httplib::Request& request);
   Reply flags(const httplib::Request& request);
   Reply flag(const httplib::Request& request);            // matches[1] = flag id
-  // POST; the caller has checked the bearer token. matches[1] = flag id;
-  // body {"reason": ..., "by": ...} (schemas/api/acknowledge_request.schema.json).
-  Reply acknowledge(const httplib::Request& request);
+  // POST; the caller has checked the bearer token and read the body (under
+  // the size limit). matches[1] = flag id; body {"reason": ..., "by": ...}
+  // (schemas/api/acknowledge_request.schema.json).
+  Reply acknowledge(const httplib::Request& request, const std::string& body);
   Reply experiments(const httplib::Request& request);
   Reply experiment(const httplib::Request& request);      // matches[1] = experiment id
 

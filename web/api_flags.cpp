@@ -50,11 +50,11 @@ Reply Api::flag(const httplib::Request& request) {
   return flag_reply(l.db(), *id);
 }
 
-Reply Api::acknowledge(const httplib::Request& request) {
+Reply Api::acknowledge(const httplib::Request& request, const std::string& request_body) {
   if (!writer_) return std::unexpected(ApiError{403, "writes_disabled", "", "this server is read-only"});
   auto id = parse_id(request.matches[1].str());
   if (!id) return std::unexpected(parse_id_error("flag"));
-  json body = json::parse(request.body, nullptr, false);
+  json body = json::parse(request_body, nullptr, false);
   if (body.is_discarded()) return std::unexpected(bad_parameter("body", "not valid JSON"));
   auto schema = schemas::Schema::load("api/acknowledge_request.schema.json");
   if (!schema) return std::unexpected(from_store(schema.error()));

@@ -1,8 +1,15 @@
 #include "web/server.h"
 
+#include <netdb.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <thread>
 
@@ -12,6 +19,7 @@
 #include "web/api.h"
 #include "web/assets.h"
 #include "web/auth.h"
+#include "web/connections.h"
 #include "web/rate_limiter.h"
 
 namespace perfwatch::web {
@@ -51,6 +59,99 @@ ApiError error_for_status(int status) {
   }
 }
 
+// httplib's accept loop hands each socket to its task queue; ours passes it
+// straight on to Connections::adopt, which never blocks.
+class InlineQueue : public httplib::TaskQueue {
+ public:
+  void enqueue(std::function<void()> fn) override { fn(); }
+  void shutdown() override {}
+};
+
+// httplib's server with two things changed: the listening socket is bound
+// here (exclusively: httplib's default sets SO_REUSEPORT, with which a
+// second server on the same port silently takes half the connections; and
+// with a backlog of SOMAXCONN rather than httplib's 5, which drops
+// connections under load), and accepted sockets go to Connections, which
+// calls back to serve one request at a time.
+class HttpServer : public httplib::Server {
+ public:
+  ~HttpServer() override {
+    socket_t fd = svr_sock_.exchange(INVALID_SOCKET);
+    if (fd != INVALID_SOCKET) ::close(fd);  // bound, but never listened on
+  }
+
+  void set_connections(Connections* connections) { connections_ = connections; }
+
+  bool serve_one(httplib::Stream& stream, bool close_connection, bool& connection_closed) {
+    return process_request(stream, close_connection, connection_closed, nullptr);
+  }
+
+  // Binds host:port (0: any free port) and listens; returns the port.
+  Result<int> bind_exclusive(const std::string& host, int port) {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    addrinfo* found = nullptr;
+    const std::string port_text = std::to_string(port);
+    if (getaddrinfo(host.c_str(), port_text.c_str(), &hints, &found) != 0 || !found)
+      return fail(io_error("--bind " + host, "not an address of this machine"));
+    int error = 0;
+    int fd = -1;
+    for (addrinfo* a = found; a && fd < 0; a = a->ai_next) {
+      fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+      if (fd < 0) {
+        error = errno;
+        continue;
+      }
+      // SO_REUSEADDR only lets a restarted server bind over connections in
+      // TIME_WAIT; on Linux it never lets two servers listen on one port.
+      int one = 1;
+      ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+      if (::bind(fd, a->ai_addr, a->ai_addrlen) != 0 || ::listen(fd, SOMAXCONN) != 0) {
+        error = errno;
+        ::close(fd);
+        fd = -1;
+      }
+    }
+    freeaddrinfo(found);
+    if (fd < 0) {
+      const std::string where = "--port " + port_text;
+      if (error == EADDRINUSE)
+        return fail(io_error(where, "port " + port_text + " on " + host +
+                                        " is in use (another perfwatch serve or watch --port?); choose another "
+                                        "with --port, or 0 for any free one"));
+      if (error == EADDRNOTAVAIL) return fail(io_error("--bind " + host, "not an address of this machine"));
+      if (error == EACCES) return fail(io_error(where, "port " + port_text + " needs privileges; choose one above 1023"));
+      return fail(io_error(where, "cannot listen on " + host + ": " + std::strerror(error)));
+    }
+    sockaddr_storage bound{};
+    socklen_t len = sizeof bound;
+    getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
+    int actual = bound.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
+                                             : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+    svr_sock_ = fd;
+    return actual;
+  }
+
+ private:
+  bool process_and_close_socket(socket_t sock) override {
+    connections_->adopt(sock);
+    return true;
+  }
+
+  Connections* connections_ = nullptr;
+};
+
+// The descriptors a server may spend on connections: the limit, less room
+// for the database, logs and the daemon's children.
+int connection_room(int wanted) {
+  rlimit r{};
+  if (getrlimit(RLIMIT_NOFILE, &r) != 0 || r.rlim_cur == RLIM_INFINITY) return wanted;
+  long long room = static_cast<long long>(r.rlim_cur) - 64;
+  return static_cast<int>(std::max<long long>(16, std::min<long long>(wanted, room)));
+}
+
 }  // namespace
 
 struct Server::Impl {
@@ -60,7 +161,8 @@ struct Server::Impl {
   ServerCounters counters;
   std::unique_ptr<Api> api;
   std::unique_ptr<RateLimiter> limiter;
-  httplib::Server http;
+  HttpServer http;
+  std::unique_ptr<Connections> connections;
   std::thread thread;
   std::atomic<bool> listen_returned{false};
   int port = 0;
@@ -93,6 +195,28 @@ struct Server::Impl {
     };
   }
 
+  // A request body, read through httplib's reader (which undoes chunked
+  // and compressed transfer) and refused as soon as it passes the limit.
+  std::expected<std::string, ApiError> read_body(const httplib::ContentReader& reader, httplib::Response& res) {
+    std::string body;
+    bool over = false;
+    const std::size_t limit = options.limits.max_body_bytes;
+    bool complete = reader([&](const char* data, size_t n) {
+      if (body.size() + n > limit) {
+        over = true;
+        return false;
+      }
+      body.append(data, n);
+      return true;
+    });
+    // httplib itself refuses a Content-Length over the limit (413) and an
+    // encoding it cannot undo (415).
+    if (over || res.status == 413) return std::unexpected(error_for_status(413));
+    if (!complete && res.status >= 400) return std::unexpected(error_for_status(res.status));
+    if (!complete) return std::unexpected(ApiError{400, "bad_request", "body", "the body is malformed or incomplete"});
+    return body;
+  }
+
   void serve_asset(std::string_view path, const httplib::Request& req, httplib::Response& res) {
     auto asset = find_asset(path);
     if (!asset) return write_error(res, {404, "not_found", "", "no such resource"});
@@ -120,9 +244,25 @@ struct Server::Impl {
     http.Get("/api/v1/jobs", route(&Api::jobs, true));
     http.Get("/api/v1/flags", route(&Api::flags, false));
     http.Get(R"(/api/v1/flags/(\d{1,19}))", route(&Api::flag, false));
-    http.Post(R"(/api/v1/flags/(\d{1,19})/acknowledge)", [this](const httplib::Request& req, httplib::Response& res) {
-      authorised(req, res, [&] { reply(res, api->acknowledge(req)); });
-    });
+    http.Post(R"(/api/v1/flags/(\d{1,19})/acknowledge)",
+              [this](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& reader) {
+                // The body first: one over the limit is 413 on every route,
+                // whoever sends it (reading it is bounded).
+                auto body = read_body(reader, res);
+                if (!body) return write_error(res, body.error());
+                authorised(req, res, [&] { reply(res, api->acknowledge(req, *body)); });
+              });
+    // Any other request with a body: httplib would read the whole of it
+    // into memory before routing (a chunked one without any limit). Read
+    // it under the limit here, then answer that there is no such resource.
+    auto no_body_route = [this](const httplib::Request&, httplib::Response& res, const httplib::ContentReader& reader) {
+      auto body = read_body(reader, res);
+      write_error(res, body ? ApiError{404, "not_found", "", "no such resource"} : body.error());
+    };
+    http.Post(".*", no_body_route);
+    http.Put(".*", no_body_route);
+    http.Patch(".*", no_body_route);
+    http.Delete(".*", no_body_route);
     http.Get("/api/v1/experiments", route(&Api::experiments, true));
     http.Get(R"(/api/v1/experiments/(\d{1,19}))", route(&Api::experiment, false));
 
@@ -155,14 +295,13 @@ struct Server::Impl {
 
   void configure() {
     const auto& limits = options.limits;
-    int threads = limits.threads;
-    http.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+    // Connections keeps the timeouts and keep-alive bounds; httplib still
+    // refuses a Content-Length over the limit and names both in its
+    // Keep-Alive header.
+    http.new_task_queue = [] { return new InlineQueue; };
     http.set_payload_max_length(limits.max_body_bytes);
-    http.set_read_timeout(limits.read_timeout_s, 0);
-    http.set_write_timeout(limits.write_timeout_s, 0);
-    http.set_keep_alive_max_count(100);
-    http.set_keep_alive_timeout(5);
-    http.set_tcp_nodelay(true);
+    http.set_keep_alive_max_count(static_cast<size_t>(limits.keep_alive_max));
+    http.set_keep_alive_timeout(limits.keep_alive_timeout_s);
 
     http.set_exception_handler([](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
       std::string what = "unknown exception";
@@ -210,6 +349,7 @@ void Server::stop() {
   impl_->stopped = true;
   impl_->http.stop();
   if (impl_->thread.joinable()) impl_->thread.join();
+  if (impl_->connections) impl_->connections->stop();
 }
 
 Result<std::unique_ptr<Server>> Server::start(const ServerOptions& options) {
@@ -217,16 +357,19 @@ Result<std::unique_ptr<Server>> Server::start(const ServerOptions& options) {
     return fail(invalid_argument("--port", "must be from 0 to 65535"));
   if (options.bind.empty()) return fail(invalid_argument("--bind", "must be an address"));
   const auto& limits = options.limits;
-  if (limits.threads < 1 || limits.max_body_bytes < 1 || limits.read_timeout_s < 1 || limits.write_timeout_s < 1 ||
-      limits.expensive_burst < 1 || limits.expensive_per_s < 0)
-    return fail(invalid_argument("server limits", "threads, body size, timeouts and burst must be positive"));
+  if (limits.threads < 1 || limits.health_threads < 1 || limits.max_body_bytes < 1 || limits.read_timeout_s < 1 ||
+      limits.write_timeout_s < 1 || limits.request_timeout_s < 1 || limits.keep_alive_timeout_s < 1 ||
+      limits.keep_alive_max < 1 || limits.max_connections < 1 || limits.expensive_burst < 1 ||
+      limits.expensive_per_s < 0)
+    return fail(invalid_argument("server limits",
+                                 "threads, body size, timeouts, keep-alive, connections and burst must be positive"));
   std::error_code ec;
   if (!std::filesystem::exists(options.db, ec))
     return fail(perfwatch::not_found(options.db.string(), "no such database (run perfwatch bench or watch first)"));
 
   auto impl = std::make_unique<Impl>();
   impl->options = options;
-  auto pool = store::ReadPool::open(options.db, limits.threads);
+  auto pool = store::ReadPool::open(options.db, limits.threads + limits.health_threads);
   if (!pool) return fail(pool.error());
   impl->pool = std::move(*pool);
   if (!options.read_only && !options.token.empty()) impl->writer = std::make_unique<Writer>(options.db);
@@ -235,15 +378,27 @@ Result<std::unique_ptr<Server>> Server::start(const ServerOptions& options) {
   impl->configure();
   impl->routes();
 
-  const std::string where = options.bind + ":" + std::to_string(options.port);
-  if (options.port == 0) {
-    impl->port = impl->http.bind_to_any_port(options.bind);
-    if (impl->port < 0) return fail(io_error(where, "cannot listen (not an address of this machine?)"));
-  } else {
-    if (!impl->http.bind_to_port(options.bind, options.port))
-      return fail(io_error(where, "cannot listen (port in use, or not an address of this machine?)"));
-    impl->port = options.port;
-  }
+  auto port = impl->http.bind_exclusive(options.bind, options.port);
+  if (!port) return fail(port.error());
+  impl->port = *port;
+  const std::string where = options.bind + ":" + std::to_string(*port);
+
+  ConnectionLimits cl;
+  cl.max_connections = connection_room(limits.max_connections);
+  cl.request_timeout_s = limits.request_timeout_s;
+  cl.read_timeout_s = limits.read_timeout_s;
+  cl.write_timeout_s = limits.write_timeout_s;
+  cl.keep_alive_timeout_s = limits.keep_alive_timeout_s;
+  cl.keep_alive_max = limits.keep_alive_max;
+  cl.api_workers = limits.threads;
+  cl.health_workers = limits.health_threads;
+  cl.max_body_bytes = limits.max_body_bytes;
+  HttpServer* http = &impl->http;
+  impl->connections = std::make_unique<Connections>(
+      cl, [http](httplib::Stream& stream, bool close_connection, bool& connection_closed) {
+        return http->serve_one(stream, close_connection, connection_closed);
+      });
+  impl->http.set_connections(impl->connections.get());
   Impl* raw = impl.get();
   impl->thread = std::thread([raw] {
     raw->http.listen_after_bind();

@@ -18,15 +18,21 @@
 
 namespace perfwatch::web {
 
-// Bounds on what one client can ask of the server. The defaults suit a
-// dashboard on a workstation; tests shrink them.
+// Bounds on what one client can ask of the server (web/connections.h says
+// how they are kept). The defaults suit a dashboard on a workstation; tests
+// shrink them.
 struct ServerLimits {
-  std::size_t max_body_bytes = 64 * 1024;  // larger requests get 413
-  int read_timeout_s = 5;                  // a client that sends nothing this long is dropped
-  int write_timeout_s = 10;
-  int threads = 8;                         // requests served at once
+  std::size_t max_body_bytes = 64 * 1024;  // larger bodies get 413, chunked or not, as soon as the limit is passed
+  int request_timeout_s = 10;              // a request's head and body must arrive within this of its first byte
+  int read_timeout_s = 5;                  // a client that sends nothing this long inside a request is dropped
+  int write_timeout_s = 10;                // an answer must be written within this
+  int keep_alive_timeout_s = 5;            // an idle connection is closed after this...
+  int keep_alive_max = 100;                // ...or after this many requests
+  int max_connections = 1024;              // open at once (fewer if the descriptor limit says so); beyond, 503
+  int threads = 8;                         // API requests served at once
+  int health_threads = 2;                  // /healthz has its own: it never waits behind the API
   double expensive_per_s = 20;             // history, tables, searches: per client per second...
-  double expensive_burst = 40;             // ...after a burst of this many; then 429
+  double expensive_burst = 40;             // ...after a burst of this many; then 429 with Retry-After
 };
 
 struct ServerOptions {
@@ -41,9 +47,11 @@ struct ServerOptions {
 class Server {
  public:
   // Opens the database (it must exist and have this binary's schema), binds
-  // bind:port and serves on a background thread. Fails with kInvalidArgument
+  // bind:port -- exclusively: a port another server holds is an error, never
+  // shared -- and serves on background threads. Fails with kInvalidArgument
   // for bad options, kNotFound for a missing database, kIo when the address
-  // cannot be bound.
+  // cannot be bound ("port N on ADDR is in use", "ADDR is not an address of
+  // this machine").
   static Result<std::unique_ptr<Server>> start(const ServerOptions& options);  // listens, serves on a background thread
   int port() const;                  // the bound port
   void stop();                       // idempotent; also in the destructor

@@ -21,8 +21,10 @@ void LineWriter::raw(const std::string& text) {
   std::fflush(out_);
 }
 
+// Names and messages may come from the plan or the OS in any bytes: a line
+// must still be written (with U+FFFD), never an exception out of the bench.
 void LineWriter::write(const Line& line) {
-  raw(line.dump());
+  raw(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   if (line.value("kind", "") == "trial") {
     ++trials_;
     apply_faults();

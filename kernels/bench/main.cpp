@@ -215,7 +215,7 @@ int main(int argc, char** argv) {
   std::string error;
   const std::optional<Faults> faults = parse_faults(std::getenv("MLA_BENCH_FAULT"), &error);
   if (!faults) {
-    const std::string line = error_line("MLA_BENCH_FAULT", error).dump();
+    const std::string line = error_line("MLA_BENCH_FAULT", error).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     std::printf("%s\n", line.c_str());
     std::fflush(stdout);
     std::fprintf(stderr, "mla_bench: %s\n", error.c_str());

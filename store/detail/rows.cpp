@@ -290,6 +290,7 @@ JobRecord read_job(const Statement& s) {
   j.started_at = s.get<std::optional<UnixSeconds>>("started_at");
   j.finished_at = s.get<std::optional<UnixSeconds>>("finished_at");
   j.message = s.get<std::string>("message");
+  j.stops = s.get<std::int64_t>("stops");
   return j;
 }
 

@@ -86,7 +86,7 @@ inline constexpr const char* kJobColumns =
     "j.id AS id, j.repo_id AS repo_id, j.commit_sha AS commit_sha, j.branch AS branch, j.kind AS kind, "
     "j.state AS state, j.attempts AS attempts, j.priority AS priority, j.options_json AS options_json, "
     "j.retry_of AS retry_of, j.enqueued_at AS enqueued_at, j.started_at AS started_at, "
-    "j.finished_at AS finished_at, j.message AS message";
+    "j.finished_at AS finished_at, j.message AS message, j.stops AS stops";
 
 RepoRecord read_repo(const Statement& s);
 BranchRecord read_branch(const Statement& s);

@@ -2,6 +2,8 @@
 
 #include <sqlite3.h>
 
+#include "common/text.h"
+
 namespace perfwatch::store::detail {
 
 void raise(ErrorCode code, std::string message) { throw Failure{code, std::move(message)}; }
@@ -39,6 +41,9 @@ ErrorCode code_of(int rc) {
 void raise_sqlite(sqlite3* db, int rc, std::string_view doing) {
   std::string message(doing);
   if (!message.empty()) message += ": ";
+  // The words a user acts on first: the disk is full (SQLITE_FULL is also
+  // the max_page_count limit, which is full too).
+  if ((rc & 0xff) == SQLITE_FULL) message += "disk full: ";
   message += db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
   message += " (";
   message += sqlite3_errstr(rc);
@@ -99,7 +104,7 @@ Statement& Statement::bind(std::string_view name, std::string_view value) {
 }
 
 Statement& Statement::bind(std::string_view name, const nlohmann::json& value) {
-  return bind(name, std::string_view(value.dump()));
+  return bind(name, std::string_view(json_text(value)));
 }
 
 Statement& Statement::bind_null(std::string_view name) {

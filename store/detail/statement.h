@@ -75,12 +75,15 @@ class Statement {
   bool is_null(std::string_view column) const;
 
   // For "INSERT/UPDATE ... RETURNING <column>" of one row: steps, reads the
-  // column, and completes the statement, so that the enclosing transaction
-  // can commit (a statement left mid-way keeps it busy).
+  // column, and steps the statement to its end, so that the enclosing
+  // transaction can commit (a statement left mid-way keeps it busy). Outside
+  // a transaction the write commits at that last step, so its error (a full
+  // disk) is raised here, not lost in a reset.
   template <class T>
   T returning(std::string_view column) {
     if (!step()) raise(ErrorCode::kInternal, "no row returned by: " + sql_);
     T value = get<T>(column);
+    if (step()) raise(ErrorCode::kInternal, "more than one row returned by: " + sql_);
     reset();
     return value;
   }

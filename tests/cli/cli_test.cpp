@@ -135,5 +135,37 @@ TEST_F(CliTest, WatchThenQueryAcknowledgeAndConclude) {
   EXPECT_EQ(nj["bands"][0]["point"]["label"].get<std::string>().substr(0, 1), "C");
 }
 
+// Git data that is not UTF-8 (a Latin-1 subject, author and trailer) and a
+// subject with terminal escapes, watched and queried end to end: the daemon
+// measures the commit, every --json answer is valid JSON with U+FFFD where
+// the bytes were, and the text output shows the escapes instead of obeying them.
+TEST_F(CliTest, Latin1AndControlCharactersInGitDataAreStoredAndShownSafely) {
+  const std::string r = "\xEF\xBF\xBD";
+  std::string a = commit(manifest(), "baseline", "1");
+  std::string b = repo_.commit_raw({{"perfwatch.json", manifest().dump(2)}, {"src/k.c", "2"}}, "Ren\xE9 M\xFCller",
+                                   "Caf\xE9 \x1b[2J\x1b]0;owned\x07 tiles\n\nPerf-Hypothesis: na\xEFve split");
+  EXPECT_EQ(pw_status("watch " + repo() + " --since " + a + " --once"), 0) << testing::read_file(dir_ / "stderr.log");
+
+  json rj = json::parse(pw("query runs --commit " + b.substr(0, 10) + " --json"));
+  ASSERT_EQ(rj["commits"].size(), 1u);
+  const json& c = rj["commits"][0];
+  EXPECT_EQ(c["subject"], "Caf" + r + " \x1b[2J\x1b]0;owned\x07 tiles");
+  EXPECT_EQ(c["author"], "Ren" + r + " M" + r + "ller");
+  EXPECT_FALSE(c["runs"].empty()) << "the commit was measured, not abandoned";
+  json ej = json::parse(pw("query experiments --json"))["experiments"];
+  ASSERT_FALSE(ej.empty());
+  EXPECT_THAT(ej.dump(), HasSubstr("na" + r + "ve split"));
+
+  for (const std::string& text : {pw("query runs"), pw("query history --variant base --point b1_h16_k2048_bf16"),
+                                  pw("query experiments")}) {
+    EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
+    EXPECT_EQ(text.find('\x07'), std::string::npos) << text;
+  }
+  EXPECT_THAT(pw("query history --variant base --point b1_h16_k2048_bf16"),
+              HasSubstr("Caf" + r + " \\x1b[2J\\x1b]0;owned\\x07 tiles"));
+  const std::string log = testing::read_file(dir_ / "stderr.log");
+  EXPECT_EQ(log.find('\x1b'), std::string::npos) << "the daemon's log lines escape control characters too";
+}
+
 }  // namespace
 }  // namespace perfwatch

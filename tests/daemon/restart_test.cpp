@@ -13,7 +13,9 @@
 
 #include <gmock/gmock.h>
 
+#include "runner/process_groups.h"
 #include "store/history_store.h"
+#include "store/process_store.h"
 #include "tests/daemon/daemon_fixture.h"
 
 extern char** environ;
@@ -48,6 +50,18 @@ int wait_exit(pid_t pid) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+// As wait_exit, but a process still running after `seconds` is killed and -1 returned.
+int wait_exit_within(pid_t pid, int seconds) {
+  for (int i = 0; i < seconds * 20; ++i) {
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  return -1;
+}
+
 class RestartTest : public DaemonTest {
  protected:
   // The fake bench with its output slowed to ~20 lines a second, so a run
@@ -61,6 +75,18 @@ class RestartTest : public DaemonTest {
   std::vector<std::string> watch_args(const std::string& since) {
     return {"--db", (state_ / "perfwatch.db").string(), "--state-dir", (state_ / "work").string(), "watch",
             "--repo", repo_.path().string(), "--branch", "main", "--since", since, "--once"};
+  }
+
+  // The runs of `sha` (any, job or not), newest first, read through the test's connection.
+  std::vector<store::RunRecord> runs_of_repo_head(const std::string& sha) {
+    auto repos = store::RepoReader(*db_).repos();
+    if (!repos || repos->empty()) return {};
+    auto c = store::RepoReader(*db_).find_commit(repos->front().id, sha);
+    if (!c || !*c) return {};
+    auto runs = store::RunReader(*db_).runs_of_commit((*c)->id);
+    if (!runs) return {};
+    std::vector<store::RunRecord> out(runs->rbegin(), runs->rend());
+    return out;
   }
 
   // Waits until a run of `sha`'s job numbered `nth` (1-based) is in
@@ -89,7 +115,7 @@ class RestartTest : public DaemonTest {
   }
 };
 
-TEST_F(RestartTest, SigtermStopsAfterTheRunInProgressAndTheNextStartRedoesTheJob) {
+TEST_F(RestartTest, SigtermEndsTheRunInProgressAndTheNextStartRedoesTheJob) {
   std::string a = commit(slow_manifest(), "a", {{"src/k.c", "1"}});
   const auto log = state_ / "watch.log";
   pid_t pid = spawn_perfwatch(watch_args(a), log);
@@ -98,20 +124,147 @@ TEST_F(RestartTest, SigtermStopsAfterTheRunInProgressAndTheNextStartRedoesTheJob
   ASSERT_NE(in_progress, 0) << perfwatch::testing::read_file(log);
   ASSERT_EQ(kill(pid, SIGTERM), 0);
   EXPECT_EQ(wait_exit(pid), 0) << perfwatch::testing::read_file(log);
-  // The run in progress finished; no other started; the job waits for the next start.
+  // The run in progress was cut off (its bench ended), no other started; the
+  // job waits for the next start, and the stop is not counted as an attempt.
   auto runs = runs_of(a);
   ASSERT_EQ(runs.size(), 1u);
-  EXPECT_EQ(runs[0].status, store::RunStatus::kOk);
+  EXPECT_EQ(runs[0].status, store::RunStatus::kCutOff);
   EXPECT_EQ(jobs_of(a)[0].state, store::JobState::kRunning);
+  EXPECT_EQ(jobs_of(a)[0].stops, 1);
   EXPECT_THAT(perfwatch::testing::read_file(log), HasSubstr("step=interrupted"));
+  EXPECT_TRUE(*store::ProcessStore(*db_).groups_on(runner::host_name()) == std::vector<store::ChildGroupRecord>{});
 
   pid = spawn_perfwatch(watch_args(a), log);
   ASSERT_EQ(wait_exit(pid), 0) << perfwatch::testing::read_file(log);
   int ok = 0;
   for (const auto& r : runs_of(a)) ok += r.status == store::RunStatus::kOk;
   EXPECT_EQ(ok, 3);
-  EXPECT_EQ(runs_of(a).size(), 3u);
+  EXPECT_EQ(runs_of(a).size(), 4u);  // 3 ok + the cut-off one
+  auto jobs = jobs_of(a);
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[0].state, store::JobState::kDone);
+  EXPECT_EQ(jobs[0].stops, 1);  // carried over to the redo
+}
+
+// A bench that hangs (writes nothing for its 300 s idle timeout) does not
+// hold a SIGTERM up: its group is ended and the daemon exits.
+TEST_F(RestartTest, SigtermStopsAHungBench) {
+  json m = fake_manifest();
+  m["bench"]["idle_timeout_s"] = 300;
+  m["bench"]["env"] = {{"FAKE_BENCH", "hang_after=3"}};
+  std::string a = commit(m, "a", {{"src/k.c", "1"}});
+  const auto log = state_ / "watch.log";
+  pid_t pid = spawn_perfwatch(watch_args(a), log);
+  ASSERT_GT(pid, 0);
+  ASSERT_NE(wait_for_run_in_progress(a, 1), 0u) << perfwatch::testing::read_file(log);
+  ASSERT_EQ(kill(pid, SIGTERM), 0);
+  // Bounded: well under the idle timeout (the service manager's 90 s).
+  EXPECT_EQ(wait_exit_within(pid, 60), 0) << perfwatch::testing::read_file(log);
+  EXPECT_EQ(runs_of(a)[0].status, store::RunStatus::kCutOff);
+}
+
+// kill -9 while a build runs: the build's shell dies with the daemon
+// (PR_SET_PDEATHSIG); what it started lives on in its process group until the
+// restarted daemon ends it, before it checks anything out.
+TEST_F(RestartTest, KillNineDuringABuildThenRestartEndsWhatTheBuildLeft) {
+  const auto hang = state_ / "hang";
+  const auto pid_file = state_ / "build-grandchild.pid";
+  perfwatch::testing::write_file(hang, "");
+  json m = fake_manifest();
+  m["build"]["command"] = "if [ -e " + hang.string() + " ]; then sleep 300 & echo $! > " + pid_file.string() +
+                          "; wait; fi; true";
+  std::string a = commit(m, "a", {{"src/k.c", "1"}});
+  const auto log = state_ / "watch.log";
+  pid_t pid = spawn_perfwatch(watch_args(a), log);
+  ASSERT_GT(pid, 0);
+  int grandchild = 0;
+  for (int i = 0; i < 1200 && grandchild == 0; ++i) {
+    std::string text = perfwatch::testing::read_file(pid_file);
+    if (!text.empty() && text.back() == '\n') grandchild = std::stoi(text);
+    else std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_GT(grandchild, 0) << perfwatch::testing::read_file(log);
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  EXPECT_EQ(wait_exit(pid), 128 + SIGKILL);
+  EXPECT_TRUE(runner::start_ticks_of(grandchild).has_value()) << "the build's child should outlive the daemon";
+
+  std::filesystem::remove(hang);
+  pid = spawn_perfwatch(watch_args(a), log);
+  ASSERT_EQ(wait_exit(pid), 0) << perfwatch::testing::read_file(log);
+  EXPECT_THAT(perfwatch::testing::read_file(log), HasSubstr("status=ended"));
+  EXPECT_THAT(perfwatch::testing::read_file(log), HasSubstr("what=\"build of"));
+  // Gone (a zombie reaped by init, at most).
+  bool gone = false;
+  for (int i = 0; i < 500 && !gone; ++i) {
+    std::string stat = perfwatch::testing::read_file("/proc/" + std::to_string(grandchild) + "/stat");
+    gone = stat.empty() || stat.find(") Z") != std::string::npos;
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(gone) << "pid " << grandchild << " survived the restart";
+  if (!gone) kill(grandchild, SIGKILL);
   EXPECT_EQ(jobs_of(a)[0].state, store::JobState::kDone);
+}
+
+// One daemon per database: a second watch is refused with the first one's
+// pid and host, and the first one's live job is not touched.
+TEST_F(RestartTest, ASecondWatchOnTheSameDatabaseIsRefusedAndStealsNothing) {
+  std::string a = commit(slow_manifest(), "a", {{"src/k.c", "1"}});
+  const auto log = state_ / "watch.log";
+  const auto second_log = state_ / "second.log";
+  pid_t first = spawn_perfwatch(watch_args(a), log);
+  ASSERT_GT(first, 0);
+  ASSERT_NE(wait_for_run_in_progress(a, 1), 0u) << perfwatch::testing::read_file(log);
+  pid_t second = spawn_perfwatch(watch_args(a), second_log);
+  EXPECT_NE(wait_exit(second), 0);
+  const std::string refused = perfwatch::testing::read_file(second_log);
+  EXPECT_THAT(refused, HasSubstr("is watched by pid " + std::to_string(first) + " on host " + runner::host_name()));
+  EXPECT_EQ(wait_exit(first), 0) << perfwatch::testing::read_file(log);
+  for (const auto& r : runs_of(a)) EXPECT_EQ(r.status, store::RunStatus::kOk);
+  ASSERT_EQ(jobs_of(a).size(), 1u);
+  EXPECT_EQ(jobs_of(a)[0].state, store::JobState::kDone);
+}
+
+TEST_F(RestartTest, AStaleWatchLockIsTakenOverWithALogLine) {
+  std::string a = commit(fake_manifest(), "a", {{"src/k.c", "1"}});
+  perfwatch::testing::write_file(state_ / "perfwatch.db.watch-lock",
+                                 "pid 999999 on host " + runner::host_name() + " since 2026-01-01T00:00:00Z\n");
+  const auto log = state_ / "watch.log";
+  pid_t pid = spawn_perfwatch(watch_args(a), log);
+  ASSERT_EQ(wait_exit(pid), 0) << perfwatch::testing::read_file(log);
+  EXPECT_THAT(perfwatch::testing::read_file(log), HasSubstr("step=lock status=taken_over"));
+  EXPECT_THAT(perfwatch::testing::read_file(log), HasSubstr("pid 999999"));
+}
+
+// `perfwatch bench` killed mid-run leaves its run `running`; the next bench
+// finds its process dead and cuts the run off.
+TEST_F(RestartTest, ABenchKilledMidRunIsCutOffByTheNextBench) {
+  std::string a = commit(slow_manifest(), "a", {{"src/k.c", "1"}});
+  const auto log = state_ / "bench.log";
+  std::vector<std::string> args = {"--db", (state_ / "perfwatch.db").string(), "--state-dir",
+                                   (state_ / "work").string(), "bench", "--repo", repo_.path().string()};
+  pid_t pid = spawn_perfwatch(args, log);
+  ASSERT_GT(pid, 0);
+  store::RunId killed = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (!killed && std::chrono::steady_clock::now() < deadline) {
+    auto runs = runs_of_repo_head(a);
+    if (!runs.empty() && runs[0].status == store::RunStatus::kRunning &&
+        *store::RunReader(*db_).trial_count(runs[0].id) >= 3) {
+      ASSERT_EQ(kill(pid, SIGKILL), 0);
+      killed = runs[0].id;
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  ASSERT_NE(killed, 0) << perfwatch::testing::read_file(log);
+  EXPECT_EQ(wait_exit(pid), 128 + SIGKILL);
+  EXPECT_EQ(store::RunReader(*db_).run(killed)->status, store::RunStatus::kRunning);
+  pid = spawn_perfwatch(args, log);
+  EXPECT_EQ(wait_exit(pid), 0) << perfwatch::testing::read_file(log);
+  auto cut = store::RunReader(*db_).run(killed);
+  EXPECT_EQ(cut->status, store::RunStatus::kCutOff);
+  EXPECT_THAT(cut->message, HasSubstr("ended while the run was in progress"));
+  EXPECT_THAT(perfwatch::testing::read_file(log), HasSubstr("run " + std::to_string(killed) + " was cut off"));
 }
 
 TEST_F(RestartTest, KillNineMidRunThenRestartLosesNothingAndDuplicatesNothing) {

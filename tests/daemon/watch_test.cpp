@@ -162,6 +162,31 @@ TEST_F(DaemonTest, ASlowerCommitIsFlaggedAsARegressionAndPostedToTheWebhookOnce)
   EXPECT_EQ(hook.bodies().size(), 2u);
 }
 
+// A commit whose subject and author are Latin-1 bytes (not UTF-8): the
+// daemon judges it, raises its flags and posts them, with U+FFFD where the
+// bytes were -- serialising the webhook's message once threw and ended the
+// daemon, and the job was retried until abandoned.
+TEST_F(DaemonTest, ACommitThatIsNotUtf8IsJudgedAndPostedWithReplacementCharacters) {
+  const std::string r = "\xEF\xBF\xBD";
+  HookReceiver hook;
+  std::string a = commit(fake_manifest(), "baseline", {{"src/k.c", "1"}});
+  json slow = fake_manifest();
+  slow["bench"]["env"]["FAKE_BENCH_SLOW"] = "base:1.5";
+  std::string b = repo_.commit_raw({{"perfwatch.json", slow.dump(2)}, {"src/k.c", "2"}}, "Ren\xE9", "Caf\xE9 tiles");
+  WatchOptions o = options();
+  o.since = a;
+  o.webhook_url = hook.url();
+  watch_once(o);
+
+  EXPECT_EQ(jobs_of(b)[0].state, store::JobState::kDone) << log_text();
+  EXPECT_EQ(commit_record(b).subject, "Caf" + r + " tiles");
+  EXPECT_EQ(commit_record(b).author, "Ren" + r);
+  auto bodies = hook.bodies();
+  ASSERT_EQ(bodies.size(), 2u) << log_text();
+  EXPECT_EQ(bodies[0]["commit"]["sha"], b);
+  EXPECT_THAT(bodies[0].dump(), HasSubstr("Caf" + r + " tiles"));
+}
+
 TEST_F(DaemonTest, AWebhookThatFailsIsLoggedAndNeverStopsTheDaemon) {
   std::string a = commit(fake_manifest(), "baseline", {{"src/k.c", "1"}});
   json slow = fake_manifest();

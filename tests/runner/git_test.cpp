@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/text.h"
 #include "runner/worktree.h"
 #include "tests/support/git_fixture.h"
 
@@ -47,6 +48,61 @@ TEST_F(GitTest, CommitInfoCarriesMessageAuthorAndTrailers) {
   ASSERT_TRUE(root.has_value());
   EXPECT_EQ(root->parent_sha, "");
   EXPECT_TRUE(root->trailers.empty());
+}
+
+// Git stores a message's bytes as given: a Latin-1 subject, author and
+// trailer reach perfwatch as bytes that are not UTF-8.
+TEST_F(GitTest, Latin1BytesComeBackAsReplacementCharacters) {
+  const std::string r = "\xEF\xBF\xBD";
+  repo.commit({{"a", "1"}}, "first");
+  std::string sha = repo.commit_raw({{"a", "2"}}, "Ren\xE9 M\xFCller", "Caf\xE9 tiles\n\nPerf-Hypothesis: na\xEFve split");
+  auto info = git.commit_info(sha);
+  ASSERT_TRUE(info.has_value()) << info.error().to_string();
+  EXPECT_EQ(info->author_name, "Ren" + r + " M" + r + "ller");
+  EXPECT_EQ(info->subject, "Caf" + r + " tiles");
+  EXPECT_EQ(info->trailers.at("Perf-Hypothesis"), "na" + r + "ve split");
+  EXPECT_TRUE(is_valid_utf8(info->message));
+}
+
+// A commit that says its encoding is re-encoded by git to UTF-8: nothing lost.
+TEST_F(GitTest, ADeclaredLatin1EncodingIsDecoded) {
+  repo.commit({{"a", "1"}}, "first");
+  repo.git("-c i18n.commitEncoding=ISO-8859-1 commit -q --allow-empty -m 'Caf\xE9'");
+  auto info = git.commit_info(*git.resolve("HEAD"));
+  ASSERT_TRUE(info.has_value()) << info.error().to_string();
+  EXPECT_EQ(info->subject, "Caf\xC3\xA9");
+}
+
+std::string show_output(const std::string& date) {
+  const std::string sha(40, 'a');
+  return sha + '\0' + std::string(40, 'b') + '\0' + "A" + '\0' + "a@x" + '\0' + date + '\0' + "s" + '\0' + "s\n";
+}
+
+TEST(GitOutput, CommitterDateIsRangeChecked) {
+  auto ok = parse_commit_show(show_output("1700000000"), "repo: sha");
+  ASSERT_TRUE(ok.has_value()) << ok.error().to_string();
+  EXPECT_EQ(ok->committed_at, 1700000000);
+  auto huge = parse_commit_show(show_output("99999999999999999999999"), "repo: sha");
+  ASSERT_FALSE(huge.has_value());
+  EXPECT_EQ(huge.error().to_string(), "repo: sha: git show: committer date '99999999999999999999999' is out of range (64-bit seconds)");
+  auto word = parse_commit_show(show_output("soon"), "repo: sha");
+  ASSERT_FALSE(word.has_value());
+  EXPECT_NE(word.error().message.find("committer date 'soon' is not an integer"), std::string::npos);
+  EXPECT_FALSE(parse_commit_show(show_output(""), "w").has_value());
+  EXPECT_FALSE(parse_commit_show(show_output("12x"), "w").has_value());
+}
+
+TEST(GitOutput, MalformedOutputIsAnErrorNotACrash) {
+  EXPECT_FALSE(parse_commit_show("", "w").has_value());
+  EXPECT_FALSE(parse_commit_show(std::string("abc\0def"), "w").has_value());
+  std::string bad_sha = show_output("1");
+  bad_sha[0] = 'Z';
+  EXPECT_NE(parse_commit_show(bad_sha, "w").error().message.find("is not a hex sha"), std::string::npos);
+  auto list = parse_rev_list(std::string(40, 'a') + "\n\n" + "\xE9vil\n", "repo");
+  ASSERT_FALSE(list.has_value());
+  EXPECT_TRUE(is_valid_utf8(list.error().message));
+  EXPECT_NE(list.error().message.find("line 3"), std::string::npos);
+  EXPECT_EQ(parse_trailers("Key: v\xE9\nno colon\nKey: last\n").at("Key"), "last");
 }
 
 TEST_F(GitTest, FirstParentRangeIsOldestFirst) {

@@ -76,6 +76,28 @@ TEST(Manifest, BadFieldsAreNamed) {
   EXPECT_NE(error_of(doc).find("bogus"), std::string::npos) << error_of(doc);
 }
 
+// Numbers the schema lets through must still fit what perfwatch does with them.
+TEST(Manifest, HugeNumbersAreRangeCheckedOrMeanNoLimit) {
+  json doc = minimal();
+  doc["trials"] = {{"min", 1}, {"max", 1000000000000LL}};
+  EXPECT_EQ(error_of(doc), "perfwatch.json: trials.max: 1000000000000 is out of range (at most 2147483647)");
+  doc = minimal();
+  doc["runs"] = {{"max_per_commit", 3e10}};
+  EXPECT_EQ(error_of(doc).rfind("perfwatch.json: runs.max_per_commit: ", 0), 0u) << error_of(doc);
+  doc = minimal();
+  doc["bench"]["threads"] = 4294967296LL;
+  EXPECT_EQ(error_of(doc).rfind("perfwatch.json: bench.threads: ", 0), 0u) << error_of(doc);
+
+  // A timeout too long for any clock is accepted: it means "no limit" (process.h).
+  doc = minimal();
+  doc["build"]["timeout_s"] = 1e300;
+  doc["bench"]["timeout_s"] = 1e300;
+  doc["bench"]["idle_timeout_s"] = 1e300;
+  auto m = parse_manifest(doc, "perfwatch.json");
+  ASSERT_TRUE(m.has_value()) << m.error().to_string();
+  EXPECT_EQ(m->bench.timeout_s, 1e300);
+}
+
 TEST(Manifest, ExactlyOneBaselineAmongSeveralVariants) {
   json doc = minimal();
   doc["variants"].push_back({{"name", "wide"}, {"params", {{"num_warps", 8}}}});

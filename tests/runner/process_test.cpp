@@ -1,8 +1,13 @@
 #include "runner/process.h"
 
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -70,6 +75,22 @@ TEST(Process, TimeoutKillsTheWholeProcessGroup) {
   int grandchild = std::stoi(testing::read_file(pid_file));
   for (int i = 0; i < 200 && !gone(grandchild); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_TRUE(gone(grandchild)) << "pid " << grandchild << " survived the timeout";
+}
+
+// A manifest may say 1e300 s: Clock::now() + that overflows to a time in
+// the past, and the child was timed out at once.
+TEST(Process, AHugeTimeoutIsNoTimeoutNotAnOverflow) {
+  const auto max = std::chrono::steady_clock::time_point::max();
+  EXPECT_EQ(deadline_after(1e300), max);
+  EXPECT_EQ(deadline_after(std::numeric_limits<double>::infinity()), max);
+  EXPECT_EQ(deadline_after(9.3e9), max);  // past the clock's ~292 years
+  EXPECT_EQ(deadline_after(0), max);
+  EXPECT_EQ(deadline_after(std::nan("")), max);
+  EXPECT_LT(deadline_after(60), max);
+  EXPECT_GT(deadline_after(60), std::chrono::steady_clock::now());
+  Captured c = run_captured(sh("echo done", 1e300));
+  EXPECT_EQ(c.result.outcome, Outcome::kExited) << c.result.describe();
+  EXPECT_EQ(c.out, "done\n");
 }
 
 TEST(Process, ASimpleCommandRunsWithoutAShellSoSignalsShow) {
@@ -165,6 +186,156 @@ TEST(LineChild, DestructorKillsARunningChild) {
     ASSERT_EQ(::kill(pid, 0), 0);
   }
   EXPECT_NE(::kill(pid, 0), 0) << "the child outlived its LineChild";
+}
+
+// Waits (bounded) until `pid` runs no more; true when it is gone.
+bool ends_within_10s(int pid) {
+  for (int i = 0; i < 1000 && !gone(pid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return gone(pid);
+}
+
+TEST(LineChild, ABenchThatExitsWhileAGrandchildHoldsItsStdoutIsSeenAsExited) {
+  testing::TempDir dir;
+  // The grandchild keeps the bench's stdout open for 60 s after the bench exits.
+  auto child = LineChild::start(sh("sleep 60 & echo last"), dir / "stderr");
+  ASSERT_TRUE(child.has_value());
+  std::string line;
+  auto deadline = Clock::now() + std::chrono::seconds(50);
+  EXPECT_EQ((*child)->read_line(&line, deadline), LineChild::Read::kLine);
+  EXPECT_EQ(line, "last");
+  // Not kTimeout at the idle deadline: the bench has exited and its pipe is drained.
+  EXPECT_EQ((*child)->read_line(&line, deadline), LineChild::Read::kEof);
+  auto r = (*child)->wait(deadline);
+  EXPECT_TRUE(r.ok()) << r.describe();
+}
+
+TEST(Process, CapturedOutputEndsWhenTheChildExitsThoughAGrandchildHoldsThePipe) {
+  auto c = run_captured(sh("sleep 60 & echo done", 50));
+  EXPECT_EQ(c.result.outcome, Outcome::kExited) << c.result.describe();
+  EXPECT_EQ(c.out, "done\n");
+  EXPECT_LT(c.result.wall_s, 40) << "waited for the grandchild";
+}
+
+TEST(Process, AHugeLogKeepsItsHeadAndTailAndSaysWhatWasDropped) {
+  testing::TempDir dir;
+  // 3 MiB of numbered lines; the log keeps the first and the last MiB.
+  auto r = run_logged(sh("echo FIRST-LINE; head -c 3145728 /dev/zero | tr '\\0' x; echo; echo LAST-LINE"), dir / "log");
+  EXPECT_TRUE(r.ok()) << r.describe();
+  std::string log = testing::read_file(dir / "log");
+  EXPECT_LE(log.size(), (2u << 20) + 200);
+  EXPECT_EQ(log.rfind("FIRST-LINE\n", 0), 0u);
+  EXPECT_NE(log.find("bytes dropped"), std::string::npos);
+  EXPECT_NE(r.tail.find("LAST-LINE"), std::string::npos);
+}
+
+TEST(LineChild, TheBenchsStderrLogIsCappedToo) {
+  testing::TempDir dir;
+  auto child = LineChild::start(sh("head -c 3145728 /dev/zero >&2; echo END >&2; echo out"), dir / "stderr");
+  ASSERT_TRUE(child.has_value());
+  std::string line;
+  auto deadline = Clock::now() + std::chrono::seconds(50);
+  EXPECT_EQ((*child)->read_line(&line, deadline), LineChild::Read::kLine);
+  auto r = (*child)->wait(deadline);
+  EXPECT_TRUE(r.ok()) << r.describe();
+  EXPECT_LE(std::filesystem::file_size(dir / "stderr"), (2u << 20) + 200);
+  EXPECT_NE(r.tail.find("END"), std::string::npos);
+}
+
+// A child dies with the process that started it (PR_SET_PDEATHSIG): a helper
+// process starts a child and is then killed with SIGKILL.
+TEST(Process, AChildDiesWithTheProcessThatStartedIt) {
+  testing::TempDir dir;
+  int report[2];
+  ASSERT_EQ(::pipe(report), 0);
+  pid_t helper = ::fork();
+  ASSERT_GE(helper, 0);
+  if (helper == 0) {
+    ::close(report[0]);
+    auto child = LineChild::start(sh("exec sleep 60"), dir / "stderr");
+    int pid = child ? (*child)->pid() : -1;
+    (void)!::write(report[1], &pid, sizeof pid);
+    ::pause();
+    ::_exit(0);
+  }
+  ::close(report[1]);
+  int child_pid = -1;
+  ASSERT_EQ(::read(report[0], &child_pid, sizeof child_pid), static_cast<ssize_t>(sizeof child_pid));
+  ::close(report[0]);
+  ASSERT_GT(child_pid, 0);
+  ASSERT_EQ(::kill(helper, SIGKILL), 0);
+  ::waitpid(helper, nullptr, 0);
+  EXPECT_TRUE(ends_within_10s(child_pid)) << "pid " << child_pid << " outlived the process that started it";
+  ::kill(child_pid, SIGKILL);
+}
+
+TEST(Process, AStopEndsTheWholeGroupAndSaysSo) {
+  testing::TempDir dir;
+  std::atomic<bool> stop{false};
+  std::string pid_file = (dir / "grandchild.pid").string();
+  ProcessSpec spec = sh("sh -c 'echo $$ > " + pid_file + "; exec sleep 60' & sleep 60", 50);
+  ProcessIdentity started_leader, ended_leader;
+  spec.watch.stop = &stop;
+  // The stop is asked for once the child runs, as a signal handler would.
+  spec.watch.started = [&](const ProcessIdentity& leader) {
+    started_leader = leader;
+    stop = true;
+  };
+  spec.watch.ended = [&](const ProcessIdentity& leader) { ended_leader = leader; };
+  auto r = run_logged(spec, dir / "log");
+  EXPECT_EQ(r.outcome, Outcome::kStopped);
+  EXPECT_NE(r.describe().find("stopped"), std::string::npos);
+  EXPECT_GT(started_leader.pid, 0);
+  EXPECT_GT(started_leader.start_ticks, 0u);
+  EXPECT_EQ(ended_leader.pid, started_leader.pid);
+  EXPECT_LT(r.wall_s, 40);
+  std::string grandchild = testing::read_file(pid_file);
+  if (!grandchild.empty()) {
+    EXPECT_TRUE(ends_within_10s(std::stoi(grandchild)));
+  }
+}
+
+TEST(LineChild, AStopEndsTheReadAndTheGroup) {
+  testing::TempDir dir;
+  std::atomic<bool> stop{false};
+  ProcessSpec spec = sh("exec sleep 60");
+  spec.watch.stop = &stop;
+  bool ended = false;
+  spec.watch.ended = [&](const ProcessIdentity&) { ended = true; };
+  auto child = LineChild::start(spec, dir / "stderr");
+  ASSERT_TRUE(child.has_value());
+  int pid = (*child)->pid();
+  stop = true;
+  std::string line;
+  EXPECT_EQ((*child)->read_line(&line, Clock::now() + std::chrono::seconds(50)), LineChild::Read::kStopped);
+  auto r = (*child)->wait(Clock::now() + std::chrono::seconds(50));
+  EXPECT_EQ(r.outcome, Outcome::kStopped);
+  EXPECT_TRUE(ended);
+  EXPECT_TRUE(gone(pid));
+}
+
+// A group left by a killed perfwatch: its leader recorded, then ended later by
+// another process that checks it is still the group that was started.
+TEST(ProcessGroups, ALeftoverGroupIsEndedAndARecycledPidIsLeftAlone) {
+  testing::TempDir dir;
+  ProcessIdentity leader;
+  {
+    // A running group, as a killed perfwatch would leave it.
+    ProcessSpec spec = sh("exec sleep 60");
+    spec.watch.started = [&](const ProcessIdentity& l) { leader = l; };
+    auto child = LineChild::start(spec, dir / "stderr");
+    ASSERT_TRUE(child.has_value());
+    // Pretend the recorded start time differs: a recycled pid is not ours.
+    ProcessIdentity other = leader;
+    other.start_ticks += 1;
+    EXPECT_EQ(end_leftover_group(other, 1), Leftover::kNotOurs);
+    EXPECT_TRUE(alive(leader));
+    EXPECT_FALSE(alive(other));
+    EXPECT_EQ(end_leftover_group(leader, 1), Leftover::kEnded);
+    EXPECT_TRUE(ends_within_10s(leader.pid));
+  }
+  EXPECT_EQ(end_leftover_group(leader, 1), Leftover::kGone);
+  EXPECT_TRUE(alive(self()));
+  EXPECT_FALSE(boot_id().empty());
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 #include "runner/sweep.h"
 
+#include <atomic>
 #include <chrono>
+#include <optional>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -34,6 +36,12 @@ struct RecordingSink : RunSink {
     done.push_back({v, p.id, values.size(), r});
   }
   void on_progress(const SweepProgress&) override { ++progress; }
+  // Fails (as a full disk would) once this many trials were received.
+  std::size_t fail_after_trials = 0;
+  std::optional<std::string> failure() const override {
+    if (fail_after_trials > 0 && trials.size() >= fail_after_trials) return "disk full";
+    return std::nullopt;
+  }
 };
 
 class SweepTest : public ::testing::Test {
@@ -53,8 +61,9 @@ class SweepTest : public ::testing::Test {
     return *m;
   }
 
-  SweepResult run(const Manifest& m) {
+  SweepResult run(const Manifest& m, const std::atomic<bool>* stop = nullptr) {
     SweepRequest req;
+    req.watch.stop = stop;
     req.manifest = &m;
     req.checkout = dir.path();
     req.stderr_log = dir / "stderr.log";
@@ -83,6 +92,15 @@ TEST_F(SweepTest, AWellBehavedBenchIsMeasuredToTheMinimumAndInterleaved) {
   // A B A B: the variants' trials alternate inside each point.
   std::string order = testing::read_file(dir / "requests");
   EXPECT_EQ(order, "base\nwide\nbase\nwide\nbase\nwide\nbase\nwide\nbase\nwide\nbase\nwide\n");
+}
+
+TEST_F(SweepTest, HugeManifestTimeoutsDoNotTimeTheRunOutAtOnce) {
+  Manifest m = manifest("ok");
+  m.bench.timeout_s = 1e300;
+  m.bench.idle_timeout_s = 1e300;
+  SweepResult r = run(m);
+  EXPECT_EQ(r.status, RunStatus::kOk) << r.message;
+  EXPECT_EQ(r.trials, 12);
 }
 
 TEST_F(SweepTest, TightTargetRunsToTheMaximum) {
@@ -171,6 +189,42 @@ TEST_F(SweepTest, ABenchThatCannotStartIsReported) {
   EXPECT_EQ(r.status, RunStatus::kFailedToStart);
   EXPECT_EQ(r.trials, 0);
   EXPECT_THAT(r.message, HasSubstr("no-such-bench"));
+}
+
+TEST_F(SweepTest, ASinkThatCannotStoreEndsTheRunAtOnce) {
+  Manifest m = manifest("ok");
+  sink.fail_after_trials = 3;
+  SweepResult r = run(m);
+  EXPECT_EQ(r.status, RunStatus::kStoreFailed);
+  EXPECT_STREQ(to_string(r.status), "store_failed");
+  EXPECT_THAT(r.message, HasSubstr("disk full"));
+  // Not one more measure request after the trial that could not be stored.
+  EXPECT_EQ(r.trials, 3);
+  EXPECT_EQ(sink.trials.size(), 3u);
+}
+
+TEST_F(SweepTest, AStopEndsTheRunInProgress) {
+  Manifest m = manifest("hang_after=2", /*idle_timeout_s=*/50);
+  std::atomic<bool> stop{false};
+  // The hang starts after 2 trials; the stop comes while the runner waits.
+  struct StopAfterTrials : RecordingSink {
+    std::atomic<bool>* stop = nullptr;
+    void on_trial(const json& l) override {
+      RecordingSink::on_trial(l);
+      if (trials.size() == 2) *stop = true;
+    }
+  } stopping;
+  stopping.stop = &stop;
+  SweepRequest req;
+  req.manifest = &m;
+  req.checkout = dir.path();
+  req.stderr_log = dir / "stderr.log";
+  req.watch.stop = &stop;
+  SweepResult r = run_sweep(req, stopping);
+  EXPECT_EQ(r.status, RunStatus::kStopped);
+  EXPECT_EQ(r.trials, 2);
+  EXPECT_EQ(r.process.outcome, Outcome::kStopped);
+  EXPECT_LT(r.wall_s, 40);
 }
 
 }  // namespace

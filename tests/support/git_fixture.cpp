@@ -1,6 +1,7 @@
 #include "tests/support/git_fixture.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 
 namespace perfwatch::testing {
@@ -45,6 +46,27 @@ std::string GitFixture::commit(const std::map<std::string, std::string>& files, 
   git("commit -q --allow-empty -m " + quote(message));
   std::string sha = git("rev-parse HEAD");
   while (!sha.empty() && (sha.back() == '\n')) sha.pop_back();
+  return sha;
+}
+
+std::string GitFixture::commit_raw(const std::map<std::string, std::string>& files, const std::string& author_name,
+                                   const std::string& message) {
+  auto line = [](std::string s) {
+    while (!s.empty() && s.back() == '\n') s.pop_back();
+    return s;
+  };
+  for (const auto& [name, content] : files) write_file(dir_.path() / name, content);
+  git("add -A");
+  std::string object = "tree " + line(git("write-tree")) + "\n";
+  if (std::system(("git -C " + quote(dir_.path().string()) + " rev-parse -q --verify HEAD >/dev/null 2>&1").c_str()) == 0) {
+    object += "parent " + line(git("rev-parse HEAD")) + "\n";
+  }
+  const std::string who = author_name + " <test@example.com> 1700000000 +0000\n";
+  object += "author " + who + "committer " + who + "\n" + message + "\n";
+  const auto path = dir_.path() / ".git" / "raw-commit";
+  write_file(path, object);
+  std::string sha = line(git("hash-object -t commit -w --literally " + quote(path.string())));
+  git("update-ref HEAD " + sha);
   return sha;
 }
 

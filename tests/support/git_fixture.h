@@ -19,6 +19,13 @@ class GitFixture {
   // with `message` and returns the new commit's sha.
   std::string commit(const std::map<std::string, std::string>& files, const std::string& message);
 
+  // The same, with exactly these bytes as the author's name and the message.
+  // `git commit` repairs text that is not UTF-8 (it re-reads it as Latin-1);
+  // this writes the commit object itself, as an import, another tool or an
+  // old repository leaves it, so tests see what such a repo really holds.
+  std::string commit_raw(const std::map<std::string, std::string>& files, const std::string& author_name,
+                         const std::string& message);
+
   // Runs git in the repo and returns its stdout; throws on failure.
   std::string git(const std::string& args) const;
 

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "web/auth.h"
+#include "web/fair_queue.h"
 #include "web/query_params.h"
 #include "web/rate_limiter.h"
 
@@ -93,6 +94,33 @@ TEST(RateLimiter, KeepsAtMostMaxClientsBuckets) {
   EXPECT_TRUE(limiter.allow("b", &retry));
   EXPECT_TRUE(limiter.allow("c", &retry));  // evicts the least recently seen ("a")
   EXPECT_FALSE(limiter.allow("c", &retry));
+}
+
+TEST(FairQueue, ClientsTakeTurns) {
+  FairQueue<std::string> q;
+  for (int i = 1; i <= 20; ++i) q.push("a", "a" + std::to_string(i));
+  q.push("b", "b1");
+  q.push("c", "c1");
+  q.push("b", "b2");
+  EXPECT_EQ(q.size(), 23u);
+  // b and c wait behind one of a's, not all twenty.
+  std::vector<std::string> order;
+  while (auto item = q.pop()) order.push_back(*item);
+  std::vector<std::string> expected = {"a1", "b1", "c1", "a2", "b2"};
+  for (int i = 3; i <= 20; ++i) expected.push_back("a" + std::to_string(i));
+  EXPECT_EQ(order, expected);
+  EXPECT_TRUE(q.empty());
+}
+
+TEST(FairQueue, OneClientIsFirstComeFirstServed) {
+  FairQueue<int> q;
+  for (int i = 0; i < 5; ++i) q.push("", i);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(q.pop(), i);
+  EXPECT_EQ(q.pop(), std::nullopt);
+  q.push("x", 1);
+  q.clear();
+  EXPECT_TRUE(q.empty());
+  EXPECT_EQ(q.pop(), std::nullopt);
 }
 
 TEST(Auth, BearerTokens) {

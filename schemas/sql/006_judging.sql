@@ -1,4 +1,4 @@
--- perfwatch store, schema version 5: flags that judging can take back.
+-- perfwatch store, schema version 6: flags that judging can take back.
 --
 -- A flag stands on the evidence it was raised on. When either commit later
 -- gets more runs the comparison is judged again, and a flag it no longer

@@ -1,0 +1,27 @@
+// The database the web benchmarks read: the web tests' fixture builder
+// (tests/web/fixture_builder) without its story -- `commits` commits on one
+// branch, 2 runs each, 2 variants x `points` sweep points x 5 trials per run
+// (1000 x 2 x 2 x 50 x 5 = 1,000,000 trials by default), summaries, pooled
+// values, comparisons and flags, noise bands.
+#pragma once
+
+#include <cstdint>
+
+#include "fixture_builder.h"
+
+namespace perfwatch::benchmarks {
+
+inline web::testing::FixtureSpec history_fixture_spec(int commits = 1000, int points = 50) {
+  web::testing::FixtureSpec spec;
+  spec.commits = commits;
+  spec.runs_per_commit = 2;
+  spec.trials_per_cell = 5;
+  spec.variants = {"bt32_w4_s2", "bt64_w4_s2"};
+  spec.batches.clear();
+  for (int p = 1; p <= points; ++p) spec.batches.push_back(static_cast<std::int64_t>(p) * 2);
+  spec.story = false;
+  spec.verbose = true;
+  return spec;
+}
+
+}  // namespace perfwatch::benchmarks
