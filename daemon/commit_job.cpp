@@ -5,13 +5,14 @@
 #include <set>
 
 #include "daemon/env.h"
+#include "daemon/follow_up.h"
 #include "daemon/job_runs.h"
 #include "daemon/notify.h"
+#include "daemon/pinned_baseline.h"
 #include "judge/commit_runs.h"
 #include "judge/judge_commit.h"
 #include "judge/run_plan.h"
 #include "store/history_store.h"
-#include "store/queue_store.h"
 #include "store/repo_store.h"
 #include "store/run_store.h"
 
@@ -104,58 +105,27 @@ class CommitJob {
   }
 
   // The pinned baseline: re-run beside each run (runs.interleave_baseline),
-  // or compared through its own runs, measured once here when it has too few.
+  // or compared through its own runs, measured once when it has too few.
   Ended pinned() {
-    if (manifest_.runs.pinned_baseline.empty()) return go_on();
-    auto sha = ctx_.env.resolve(manifest_.runs.pinned_baseline);
-    if (!sha) {
-      ctx_.log.event("pinned").commit(sha_).add("status", "not_found").add("message", sha.error().to_string());
-      return go_on();
-    }
-    if (*sha == sha_) return go_on();
-    auto id = record_commit(ctx_.db, ctx_.repo, ctx_.env, *sha, manifest_);
-    if (!id) return fail(id.error());
-    auto rec = store::RepoReader(ctx_.db).commit(*id);
-    if (!rec) return fail(rec.error());
-    pinned_ = *rec;
-    pinned_reruns_allowed_ = manifest_.runs.interleave_baseline;
-    if (pinned_reruns_allowed_) return go_on();
-    auto ok = ok_runs(pinned_->id);
-    auto processes = judge::bench_processes(ctx_.db, pinned_->id);
-    if (!ok) return fail(ok.error());
-    if (!processes) return fail(processes.error());
-    const int want = manifest_.runs.per_commit;
-    for (int i = *ok, p = *processes; i < want && p < manifest_.runs.max_per_commit; ++i, ++p) {
-      auto out = runs_->run({pinned_->sha, store::RunKind::kBench,
-                             ctx_.workbench.named("pinned", pinned_->sha, manifest_.build.command),
-                             "pinned baseline: run " + std::to_string(i + 1) + " of " + std::to_string(want) +
-                                 " (it had too few)", {}, {}});
-      if (!out) return fail(out.error());
-      if (out->status != store::RunStatus::kOk) break;  // compared with what there is; the log says why
-    }
+    auto pinned = find_pinned_baseline(ctx_, manifest_, sha_);
+    if (!pinned) return fail(pinned.error());
+    pinned_ = *pinned;
+    pinned_reruns_allowed_ = pinned_ && manifest_.runs.interleave_baseline;
+    if (!pinned_ || pinned_reruns_allowed_) return go_on();
+    if (auto s = measure_pinned_once(ctx_, *runs_, manifest_, *pinned_); !s) return fail(s.error());
     return go_on();
   }
 
   // The build and the first runs.per_commit runs (those an earlier, cut-off
   // attempt finished count).
   Ended first_runs() {
-    auto ok = ok_runs(commit_.id, &testbed_);
+    auto ok = ok_bench_runs(ctx_.db, commit_.id, &testbed_);
     auto processes = judge::bench_processes(ctx_.db, commit_.id);
     if (!ok) return fail(ok.error());
     if (!processes) return fail(processes.error());
     ok_b_ = *ok;
     processes_b_ = *processes;
-    // The previous benchmarked commit's build stays in its slot (this commit
-    // builds in another), so undecided comparisons can grow both sides.
-    std::optional<store::TestbedId> testbed = testbed_;
-    if (!testbed) {
-      auto beds = store::RunReader(ctx_.db).testbeds();
-      if (beds && beds->size() == 1) testbed = beds->front().id;
-    }
-    if (testbed) {
-      auto prev = store::HistoryReader(ctx_.db).previous_measured(commit_.id, *testbed);
-      if (prev && *prev) keep_ = (*prev)->sha;
-    }
+    keep_ = build_to_keep(ctx_.db, commit_.id, testbed_);
     const int target = confirm_ ? 0 : job_.options.value("runs", manifest_.runs.per_commit);
     while (ok_b_ < target && failure_.empty() && processes_b_ < manifest_.runs.max_per_commit) {
       if (ctx_.stopping()) return finish(store::JobState::kRunning, kInterrupted);
@@ -188,15 +158,16 @@ class CommitJob {
       request.b = {processes_b_, manifest_.runs.max_per_commit, true};
       judge::RunPlan plan = judge::plan_runs(request);
       if (plan.done()) return go_on();
-      const auto points_a = point_keys(plan.a.points), points_b = point_keys(plan.b.points);
+      const auto points_a = point_keys(ctx_.db, manifest_, plan.a.points);
+      const auto points_b = point_keys(ctx_.db, manifest_, plan.b.points);
       ctx_.log.event("more_runs")
           .commit(sha_)
           .add("against", previous_->sha.substr(0, 10))
           .add("undecided", plan.undecided)
           .add("add_against", plan.a.runs)
           .add("add_commit", plan.b.runs)
-          .add("points_against", describe(points_a, plan.a.runs))
-          .add("points_commit", describe(points_b, plan.b.runs));
+          .add("points_against", describe_points(manifest_, points_a, plan.a.runs))
+          .add("points_commit", describe_points(manifest_, points_b, plan.b.runs));
       int add_a = plan.a.runs;  // A B A B: the machine's slow drift hits both sides alike
       for (int i = 0; i < std::max(add_a, plan.b.runs) && failure_.empty(); ++i) {
         if (ctx_.stopping()) return finish(store::JobState::kRunning, kInterrupted);
@@ -234,27 +205,8 @@ class CommitJob {
     auto judged = judge::judge_commit(ctx_.db, r);
     if (!judged) return fail(judged.error());
     announce(ctx_, manifest_, commit_, job_.branch, *judged);
-    if (auto s = queue_confirmations(judged->confirms); !s) return fail(s.error());
+    if (auto s = queue_confirmations(ctx_, job_.branch, judged->confirms); !s) return fail(s.error());
     return go_on();
-  }
-
-  Status queue_confirmations(const std::vector<judge::ConfirmRequest>& requests) {
-    std::map<std::string, nlohmann::json> jobs;  // one job per commit: {"confirm": [cell, ...]}
-    for (const auto& r : requests) {
-      nlohmann::json& o = jobs[r.sha];
-      if (o.is_null()) o = {{"confirm", nlohmann::json::array()}};
-      o["confirm"].push_back(r.to_json());
-    }
-    for (const auto& [sha, options] : jobs) {
-      store::JobRequest req{.repo_id = ctx_.repo, .commit_sha = sha, .branch = job_.branch,
-                            .kind = store::JobKind::kBench, .priority = 1,  // the step is known to be there
-                            .options = options, .again = true};
-      auto q = store::JobQueue(ctx_.db).enqueue(req);
-      if (!q) return fail(q.error());
-      ctx_.log.event("confirm").commit(sha).add("job", static_cast<long long>(q->id)).add(
-          "queued", q->created ? "yes" : "already");
-    }
-    return {};
   }
 
   // One run of this commit, after a re-run of the pinned baseline when interleaved.
@@ -285,33 +237,6 @@ class CommitJob {
     ++ok_b_;
     if (out->testbed) testbed_ = out->testbed;
     return {};
-  }
-
-  // Ok bench runs of a commit (on `*testbed`, which the first one sets when unset).
-  Result<int> ok_runs(store::CommitId commit, std::optional<store::TestbedId>* testbed = nullptr) {
-    auto runs = store::RunReader(ctx_.db).runs_of_commit(commit);
-    if (!runs) return fail(runs.error());
-    int n = 0;
-    for (const auto& r : *runs) {
-      if (r.kind != store::RunKind::kBench || r.status != store::RunStatus::kOk || !r.testbed_id) continue;
-      if (testbed && *testbed && **testbed != *r.testbed_id) continue;
-      if (testbed && !*testbed) *testbed = r.testbed_id;
-      ++n;
-    }
-    return n;
-  }
-
-  // Point keys of a side's plan; a run of every point is the same as no restriction.
-  std::set<std::string> point_keys(const std::set<store::PointId>& points) {
-    std::set<std::string> out;
-    judge::PointNames names(ctx_.db);
-    for (store::PointId p : points) out.insert(names.key(p));
-    if (out.size() == manifest_.points.size()) out.clear();
-    return out;
-  }
-  std::string describe(const std::set<std::string>& points, int add) const {
-    if (add == 0) return "none";
-    return points.empty() ? "all" : std::to_string(points.size()) + "/" + std::to_string(manifest_.points.size());
   }
 
   JobResult skipped(const char* status, const std::string& why) {

@@ -1,5 +1,6 @@
 #include "daemon/job_runs.h"
 
+#include "judge/commit_runs.h"
 #include "store/job_progress_store.h"
 #include "store/run_store.h"
 
@@ -104,6 +105,33 @@ Result<BenchOutcome> JobRuns::run(RunAsk ask) {
     if (!out->message.empty()) e.add("message", out->message);
   }
   return out;
+}
+
+Result<int> ok_bench_runs(store::Database& db, store::CommitId commit, std::optional<store::TestbedId>* testbed) {
+  auto runs = store::RunReader(db).runs_of_commit(commit);
+  if (!runs) return fail(runs.error());
+  int n = 0;
+  for (const auto& r : *runs) {
+    if (r.kind != store::RunKind::kBench || r.status != store::RunStatus::kOk || !r.testbed_id) continue;
+    if (testbed && *testbed && **testbed != *r.testbed_id) continue;
+    if (testbed && !*testbed) *testbed = r.testbed_id;
+    ++n;
+  }
+  return n;
+}
+
+std::set<std::string> point_keys(store::Database& db, const runner::Manifest& manifest,
+                                 const std::set<store::PointId>& points) {
+  std::set<std::string> out;
+  judge::PointNames names(db);
+  for (store::PointId p : points) out.insert(names.key(p));
+  if (out.size() == manifest.points.size()) out.clear();
+  return out;
+}
+
+std::string describe_points(const runner::Manifest& manifest, const std::set<std::string>& points, int runs) {
+  if (runs == 0) return "none";
+  return points.empty() ? "all" : std::to_string(points.size()) + "/" + std::to_string(manifest.points.size());
 }
 
 }  // namespace perfwatch::daemon

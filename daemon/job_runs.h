@@ -4,6 +4,7 @@
 // what the job cost.
 #pragma once
 
+#include <optional>
 #include <set>
 #include <string>
 
@@ -47,5 +48,17 @@ class JobRuns {
   std::string job_sha_;
   double bench_s_ = 0;
 };
+
+// The ok bench runs of a commit; on `*testbed` when given, which the first
+// such run sets when it is unset.
+Result<int> ok_bench_runs(store::Database& db, store::CommitId commit,
+                          std::optional<store::TestbedId>* testbed = nullptr);
+
+// The point keys of a side of the run plan; empty when that is every point
+// of the manifest (a run of every point is the same as no restriction).
+std::set<std::string> point_keys(store::Database& db, const runner::Manifest& manifest,
+                                 const std::set<store::PointId>& points);
+// For the log: "none", "all" or "2/6".
+std::string describe_points(const runner::Manifest& manifest, const std::set<std::string>& points, int runs);
 
 }  // namespace perfwatch::daemon
