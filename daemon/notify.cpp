@@ -44,7 +44,6 @@ class Announcer {
     const std::string basis = f.flag.detail.value("basis", "previous");
     auto e = ctx_.log.event("flag");
     e.commit(sha)
-        .add("event", judge::to_string(f.what))
         .add("kind", std::string(store::to_string(f.flag.kind)))
         .add("id", static_cast<long long>(f.flag.id))
         .add("variant", f.flag.variant)
@@ -53,6 +52,7 @@ class Announcer {
         .add("p", f.comparison.p_value)
         .add("band", "+-" + signed_percent(f.comparison.band_rel).substr(1))
         .add("new", f.what == judge::FlagEvent::What::kRaised ? "yes" : "no")
+        .add("event", judge::to_string(f.what))
         .add("basis", basis);
     if (f.flag.kind == store::FlagKind::kDrift) {
       e.add("started_at", f.flag.detail.value("started_at", "").substr(0, 10));

@@ -47,14 +47,23 @@ class CellHistory {
     return out;
   }
 
-  // The sha of the commit where the slide over measured()[from..] started.
-  std::string slide_start(std::size_t from) const {
+  // The index of the commit where the slide over measured()[from..] started.
+  std::size_t slide_start(std::size_t from) const {
     std::vector<double> logs;
     for (std::size_t i = from; i < measured_.size(); ++i) {
       auto m = medians(*measured_[i]);
       logs.push_back(m.empty() ? 0.0 : std::log(analysis::commit_value(m)));
     }
-    return measured_[from + static_cast<std::size_t>(analysis::slide_start(logs))]->sha;
+    return from + static_cast<std::size_t>(analysis::slide_start(logs));
+  }
+
+  // Where a change found at the head started, and so what it is.
+  void place(Drift& d, std::size_t from) const {
+    const std::size_t start = slide_start(from), head = measured_.size() - 1;
+    d.started_at = measured_[start]->sha;
+    d.shape = start == head                                          ? Drift::Shape::kStepAtHead
+              : head - start <= static_cast<std::size_t>(kMissedStepSpan) ? Drift::Shape::kMissedStep
+                                                                           : Drift::Shape::kSlide;
   }
 
  private:
@@ -134,12 +143,13 @@ Result<std::vector<Drift>> level_drifts(store::Database& db, Bands& bands, const
     d.cell = cell;
     d.comparison = c;
     d.unexplained_rel = c.delta_rel();
+    history->place(d, level);
     if ((d.extends = continued(es, level, c.verdict))) {
       d.total_rel = (1 + d.extends->detail.value("first_rel", d.extends->magnitude_rel)) * (1 + c.delta_rel()) - 1;
     }
     d.detail = {{"basis", "level"},
                 {"reference", reference_shas},
-                {"started_at", history->slide_start(level)},
+                {"started_at", d.started_at},
                 {"left_band_at", scope.head.sha},
                 {"commits", static_cast<int>(head - level)}};
     out.push_back(std::move(d));
@@ -188,6 +198,7 @@ Result<std::vector<Drift>> pinned_drifts(store::Database& db, const DriftScope& 
     d.comparison = c.comparison;
     if (c.id) d.comparison_id = c.id;
     d.unexplained_rel = std::expm1(unexplained);
+    history->place(d, from > 0 ? from - 1 : 0);
     for (std::size_t i = es.size(); i-- > from;) {
       if (!es[i]->flag || i + 1 == es.size()) continue;
       if ((d.extends = continued(es, i, c.comparison.verdict))) {
@@ -199,7 +210,7 @@ Result<std::vector<Drift>> pinned_drifts(store::Database& db, const DriftScope& 
                 {"reference", json::array({pinned.sha})},
                 {"explained_rel", std::expm1(explained)},
                 {"unexplained_p_value", p},
-                {"started_at", history->slide_start(from > 0 ? from - 1 : 0)},
+                {"started_at", d.started_at},
                 {"left_band_at", scope.head.sha},
                 {"commits", static_cast<int>(es.size() - from)}};
     out.push_back(std::move(d));

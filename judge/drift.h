@@ -16,6 +16,14 @@
 //     the level; a change there is a drift (no flag since the level explains
 //     anything: the level starts at the newest one).
 //
+// What moved is told by where it started (the hinge fit): at the head
+// itself, it is a step that the head's own comparison was too weak to see
+// (the reference has more runs): a step flag at the head, basis level or
+// pinned; one to kMissedStepSpan commits back, a step the comparisons
+// missed there: nothing is flagged late here, the step's commit is confirmed
+// (its comparison grows) so that it is flagged where it happened; further
+// back, a slide: a drift flag.
+//
 // Either way one slide gets one flag. The flag is raised at the commit where
 // the slide left the band; it becomes the newest flag of the cell, so the
 // level starts again there, and for the pinned baseline it explains the
@@ -46,6 +54,7 @@ namespace perfwatch::judge {
 
 inline constexpr int kLevelCommits = 3;
 inline constexpr int kExtendCommits = 12;
+inline constexpr int kMissedStepSpan = 3;
 
 struct DriftScope {
   store::RepoId repo = 0;
@@ -57,6 +66,9 @@ struct DriftScope {
 };
 
 struct Drift {
+  enum class Shape { kStepAtHead, kMissedStep, kSlide };
+  Shape shape = Shape::kSlide;
+  std::string started_at;  // the commit where the change started (the hinge fit)
   Cell cell;
   analysis::Comparison comparison;             // head against the reference
   std::optional<store::ComparisonId> comparison_id;  // the stored one (pinned)

@@ -123,7 +123,8 @@ Result<FlagEvent> withdraw(store::Database& db, const store::FlagRecord& old, co
 
 Result<std::vector<FlagEvent>> judge_step_flags(store::Database& db, const FlagScope& scope,
                                                 std::span<const CellComparison> cells,
-                                                const std::map<Cell, json>& change_points) {
+                                                const std::map<Cell, json>& change_points,
+                                                std::string_view basis) {
   std::vector<FlagEvent> out;
   auto keep = [&](Result<FlagEvent> e) -> Status {
     if (!e) return fail(e.error());
@@ -138,14 +139,15 @@ Result<std::vector<FlagEvent>> judge_step_flags(store::Database& db, const FlagS
     const auto verdict = c.comparison.verdict;
     const std::string said = analysis::to_string(verdict);
 
+    const bool own = step && step->detail.value("basis", "previous") == basis;
     if (!is_change(verdict)) {
-      if (step && step->standing()) {
+      if (step && step->standing() && own) {
         if (auto s = keep(withdraw(db, *step, rejudged_reason(c.comparison), c.comparison)); !s) return fail(s.error());
       }
       continue;
     }
 
-    json detail = evidence(c.comparison, scope.against_sha, "previous");
+    json detail = evidence(c.comparison, scope.against_sha, basis);
     const auto cp = change_points.find(c.cell);
     if (cp != change_points.end()) detail["change_point"] = cp->second;
     std::optional<store::FlagId> step_id;
@@ -158,6 +160,7 @@ Result<std::vector<FlagEvent>> judge_step_flags(store::Database& db, const FlagS
         return fail(s.error());
       step_id = step->id;
     } else {
+      if (step && step->standing() && !own) continue;  // another look's flag says otherwise: it stands
       if (step && step->standing()) {
         if (auto s = keep(withdraw(db, *step, rejudged_reason(c.comparison), c.comparison)); !s) return fail(s.error());
       }

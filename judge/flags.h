@@ -55,9 +55,13 @@ struct FlagScope {
 // cells of `change_points`, which E-Divisive pointed at -- cell -> what it
 // said, kept in the detail) or refreshes the standing one; no change
 // withdraws a standing step flag.
+// `basis`: what the commit was compared with -- "previous", or "level" /
+// "pinned" for a step that only the steadier reference could see (drift.h);
+// a look withdraws only the flags of its own basis.
 Result<std::vector<FlagEvent>> judge_step_flags(store::Database& db, const FlagScope& scope,
                                                 std::span<const CellComparison> cells,
-                                                const std::map<Cell, nlohmann::json>& change_points = {});
+                                                const std::map<Cell, nlohmann::json>& change_points = {},
+                                                std::string_view basis = "previous");
 
 // A drift of `cell` found at scope.commit (drift.h says when): raises a drift
 // flag of magnitude `unexplained_rel` (the change no standing flag explains),

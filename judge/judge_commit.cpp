@@ -140,7 +140,10 @@ class Judging {
     return {};
   }
 
+  // Against the pinned baseline or the cell's level. Not in a confirmation
+  // job: drift is judged once, when a commit is new at the head.
   Status drift() {
+    if (!r_.confirm.empty()) return {};
     DriftScope scope{r_.repo, r_.commit, r_.testbed, r_.change_point_window, direction_, r_.policy};
     std::vector<Drift> drifts;
     std::optional<store::CommitRecord> against;
@@ -173,6 +176,22 @@ class Judging {
       drifts = std::move(*found);
     }
     for (Drift& d : drifts) {
+      std::string reference = against ? against->sha : "";
+      if (!against && d.detail["reference"].is_array() && !d.detail["reference"].empty())
+        reference = d.detail["reference"][0].get<std::string>();
+      const std::string basis = d.detail.value("basis", "level");
+      if (d.shape == Drift::Shape::kStepAtHead) {
+        CellComparison cell{d.cell, {}, {}, d.comparison, d.comparison_id.value_or(0)};
+        auto events = judge_step_flags(db_, FlagScope{r_.commit.id, r_.testbed, reference},
+                                       std::span<const CellComparison>(&cell, 1), {}, basis);
+        if (!events) return fail(events.error());
+        for (auto& e : *events) out_.flags.push_back(std::move(e));
+        continue;
+      }
+      if (d.shape == Drift::Shape::kMissedStep) {
+        if (auto s = confirm_missed_step(d); !s) return s;
+        continue;
+      }
       if (d.extends) {
         auto e = extend_drift_flag(db_, *d.extends, d.total_rel, r_.commit.sha, d.comparison);
         if (!e) return fail(e.error());
@@ -180,14 +199,33 @@ class Judging {
         continue;
       }
       d.detail["first_rel"] = d.unexplained_rel;
-      std::string reference = against ? against->sha : "";
-      if (!against && d.detail["reference"].is_array() && !d.detail["reference"].empty())
-        reference = d.detail["reference"][0].get<std::string>();
       auto events = raise_drift_flag(db_, FlagScope{r_.commit.id, r_.testbed, reference}, d.cell, d.comparison,
                                      d.comparison_id, d.unexplained_rel, d.detail);
       if (!events) return fail(events.error());
       for (auto& e : *events) out_.flags.push_back(std::move(e));
     }
+    return {};
+  }
+
+  // A step the comparisons missed a few commits back: its commit is
+  // confirmed (its comparison grows) so that it is flagged where it happened,
+  // not late here -- while that commit can still get runs.
+  Status confirm_missed_step(const Drift& d) {
+    auto at = store::RepoReader(db_).find_commit(r_.repo, d.started_at);
+    if (!at) return fail(at.error());
+    if (!*at) return {};
+    auto processes = bench_processes(db_, (*at)->id);
+    if (!processes) return fail(processes.error());
+    if (*processes >= manifest_.runs.max_per_commit) return {};
+    ConfirmRequest c;
+    c.sha = d.started_at;
+    c.cell = d.cell;
+    c.point_key = names_.key(d.cell.point);
+    c.change_point.p_value = d.comparison.p_value;
+    c.change_point.mean_before = 1;
+    c.change_point.mean_after = d.comparison.ratio;
+    c.change_point_sha = d.started_at;
+    out_.confirms.push_back(std::move(c));
     return {};
   }
 
@@ -264,7 +302,7 @@ class Judging {
                            direction_, r_.policy, manifest_.runs.max_per_commit};
     auto requests = unexplained_change_points(db_, bands_, scope, cells, names_);
     if (!requests) return fail(requests.error());
-    out_.confirms = std::move(*requests);
+    for (auto& r : *requests) out_.confirms.push_back(std::move(r));
     return {};
   }
 
