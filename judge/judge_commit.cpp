@@ -189,8 +189,10 @@ class Judging {
         continue;
       }
       if (d.shape == Drift::Shape::kMissedStep) {
-        if (auto s = confirm_missed_step(d); !s) return s;
-        continue;
+        auto queued = confirm_missed_step(d);
+        if (!queued) return fail(queued.error());
+        if (*queued) continue;
+        // Its commit is at its budget: the comparisons there cannot see it, so it is a drift here.
       }
       if (d.extends) {
         auto e = extend_drift_flag(db_, *d.extends, d.total_rel, r_.commit.sha, d.comparison);
@@ -209,14 +211,14 @@ class Judging {
 
   // A step the comparisons missed a few commits back: its commit is
   // confirmed (its comparison grows) so that it is flagged where it happened,
-  // not late here -- while that commit can still get runs.
-  Status confirm_missed_step(const Drift& d) {
+  // not late here -- while that commit can still get runs. Says whether it was.
+  Result<bool> confirm_missed_step(const Drift& d) {
     auto at = store::RepoReader(db_).find_commit(r_.repo, d.started_at);
     if (!at) return fail(at.error());
-    if (!*at) return {};
+    if (!*at) return false;
     auto processes = bench_processes(db_, (*at)->id);
     if (!processes) return fail(processes.error());
-    if (*processes >= manifest_.runs.max_per_commit) return {};
+    if (*processes >= manifest_.runs.max_per_commit) return false;
     ConfirmRequest c;
     c.sha = d.started_at;
     c.cell = d.cell;
@@ -226,7 +228,7 @@ class Judging {
     c.change_point.mean_after = d.comparison.ratio;
     c.change_point_sha = d.started_at;
     out_.confirms.push_back(std::move(c));
-    return {};
+    return true;
   }
 
   // This commit's runs (and the previous commit's, if they grew) are groups

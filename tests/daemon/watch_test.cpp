@@ -323,7 +323,7 @@ TEST_F(DaemonTest, APinnedBaselineIsReRunBesideEachCommitAndComparedWithIt) {
   EXPECT_TRUE(logged("basis=pinned")) << log_text();
 }
 
-TEST_F(DaemonTest, DriftAwayFromThePinnedBaselineIsFlaggedOnceWhereItLeavesTheBand) {
+TEST_F(DaemonTest, DriftAwayFromThePinnedBaselineIsFlaggedOnceNamingWhereItStarted) {
   std::string a = commit(fake_manifest(), "release", {{"src/k.c", "1"}});
   repo_.git("tag v1");
   json m = fake_manifest();
@@ -339,19 +339,30 @@ TEST_F(DaemonTest, DriftAwayFromThePinnedBaselineIsFlaggedOnceWhereItLeavesTheBa
   o.since = b;
   watch_once(o);
 
-  std::map<std::string, int> by_commit;
+  // Against the release both points left the band at d. The pinned
+  // comparison's finding is placed by where it started: c, a step missed
+  // there, so c's comparison is confirmed with more runs first -- and with a
+  // bench this steady the 4% step at c is then flagged at c. The other 4%,
+  // which no flag explains, is a drift against the release, flagged once per
+  // point (at d or, once the band has calibrated, at e) and never again.
+  std::map<std::string, int> by_commit, drifts;
+  std::set<store::PointId> points;
   for (const auto& f : flags()) {
-    EXPECT_EQ(f.flag.detail.value("basis", ""), "pinned") << f.flag.detail.dump();
-    EXPECT_EQ(f.flag.detail.value("against", ""), a);
-    EXPECT_EQ(f.flag.kind, store::FlagKind::kDrift);
-    EXPECT_EQ(f.flag.detail.value("verdict", ""), "regression");
-    EXPECT_EQ(f.flag.detail.value("left_band_at", ""), d);
     EXPECT_EQ(f.flag.variant, "base");
+    EXPECT_EQ(f.flag.detail.value("verdict", ""), "regression") << f.flag.detail.dump();
+    if (f.flag.kind == store::FlagKind::kDrift) {
+      EXPECT_EQ(f.flag.detail.value("basis", ""), "pinned");
+      EXPECT_EQ(f.flag.detail.value("against", ""), a);
+      EXPECT_EQ(f.flag.detail.value("left_band_at", ""), f.sha);
+      ++drifts[f.sha];
+    }
     ++by_commit[f.sha];
+    points.insert(f.flag.point_id);
   }
-  EXPECT_EQ(by_commit[c], 0);  // within noise against both
-  EXPECT_EQ(by_commit[d], 2) << log_text();  // both points left the band against the release
-  EXPECT_EQ(by_commit[e], 0);  // still 8 % behind it, but that is no news
+  EXPECT_EQ(points.size(), 2u) << log_text();
+  EXPECT_EQ(by_commit[b], 0);
+  EXPECT_EQ(by_commit[c], 2) << log_text();
+  EXPECT_EQ(drifts[d] + drifts[e], 2) << log_text();
   EXPECT_TRUE(logged("basis=pinned")) << log_text();
 }
 
