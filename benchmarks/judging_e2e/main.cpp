@@ -45,6 +45,7 @@ struct Options {
   std::string bench = JUDGING_E2E_BENCH;
   int histories = 5;
   int commits = 60;
+  int max_per_commit = 8;  // the manifest's runs.max_per_commit: the budget judged within
   std::string scenarios;   // empty: all
   unsigned long long seed = 1;
   int jobs = 1;
@@ -91,6 +92,7 @@ Outcome run_history(const Options& o, const Scenario& sc, int index, const fs::p
   ro.run_log = fs::absolute(dir / "bench_runs.log");
   ro.bench_seed = mix(seed);
   ro.pinned = sc.pinned;
+  ro.max_per_commit = o.max_per_commit;
   ro.name = "judging_e2e " + sc.name + " #" + std::to_string(index);
   auto repo = write_repo(history, ro);
   if (!repo) {
@@ -202,6 +204,9 @@ int main(int argc, char** argv) {
   app.add_option("--bench", o.bench, "The synthetic bench (judging_e2e_bench)")->capture_default_str();
   app.add_option("--histories", o.histories, "Histories per scenario")->capture_default_str()->check(CLI::Range(1, 10000));
   app.add_option("--commits", o.commits, "Commits per history")->capture_default_str()->check(CLI::Range(10, 100000));
+  app.add_option("--max-per-commit", o.max_per_commit, "The manifest's runs.max_per_commit (the budget)")
+      ->capture_default_str()
+      ->check(CLI::Range(3, 1000));
   app.add_option("--scenarios", o.scenarios, "Comma-separated subset of: noise0.5, noise2, noise3, noise6, each also +pin (default: all)");
   app.add_option("--seed", o.seed, "Seed of the histories and the bench's draws")->capture_default_str();
   app.add_option("--jobs", o.jobs, "Histories watched at once (separate perfwatch processes)")->capture_default_str()
