@@ -103,7 +103,7 @@ one drift (+0.5% a commit for 12 commits on every cell, +6.2% in all), and
 unchanged stretches of at least 4 commits between them; nothing happens in the
 first 8 commits. `+pin`: the manifest's `runs.pinned_baseline` names the first
 commit. The manifest asks for `runs.per_commit` 3 and `runs.max_per_commit` 8
-(the defaults; `--max-per-commit` sets another budget, the table's "max (budget)"
+(the defaults; `--max-per-commit` sets another budget: the table's max (budget)
 column says which), trials 3..6. `perfwatch --db <fresh db> watch --repo <repo>
 --once --since <first commit>` judges the whole history; the figures are read
 from its database afterwards (tables commits, runs, summaries, comparisons,
