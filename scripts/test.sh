@@ -28,11 +28,12 @@ ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
 # PERFWATCH_SANITIZE=0 skips this step (a developer re-running the main one).
 if [[ "${PERFWATCH_SANITIZE:-1}" != 0 ]]; then
   san=${PERFWATCH_SANITIZE_BUILD_DIR:-build-sanitize}
-  # Every part's tests but the kernels' (a new part is included by itself).
+  # Every part's tests but the kernels' and the fuzz targets' (their own build,
+  # above); a new part is included by itself.
   parts=""
   for list in tests/*/CMakeLists.txt; do
     part=$(basename "$(dirname "$list")")
-    if [[ $part != support && $part != kernels ]]; then parts+="${parts:+;}$part"; fi
+    if [[ $part != support && $part != kernels && $part != fuzz ]]; then parts+="${parts:+;}$part"; fi
   done
   launcher=()
   if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
