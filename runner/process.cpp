@@ -83,7 +83,10 @@ double seconds_since(Clock::time_point start) {
 
 bp::environment make_env(const ProcessSpec& spec) {
   bp::environment env = boost::this_process::environment();
-  for (const auto& [k, v] : spec.env) env[k] = v;
+  // set(), not env[k]: Boost 1.74's find() behind operator[] compares the
+  // key against each entry without minding the entry's length and reads past
+  // the end of a shorter one (AddressSanitizer: heap-buffer-overflow).
+  for (const auto& [k, v] : spec.env) env.set(k, v);
   return env;
 }
 
