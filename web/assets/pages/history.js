@@ -42,7 +42,7 @@ export async function history(ctx) {
     pickers,
     h.entries.length ? chart : message('info', 'No measurement of this variant at this point on ' + h.branch + '.'),
     el('p', {class: 'muted', id: 'band-note', text: bandText}),
-    el('p', {class: 'muted', id: 'value-note', text: 'Line: each commit\'s geometric mean of its run medians (each run\'s value is the median of its trials) — the statistic commits are compared by. Whiskers: its 95% CI over the runs. Triangles: flags (red regression, green improvement, grey acknowledged). Click a point to open its commit; drag to zoom, double-click to reset.'}),
+    el('p', {class: 'muted', id: 'value-note', text: 'Line: each commit\'s geometric mean of its run medians (each run\'s value is the median of its trials) — the statistic commits are compared by. Whiskers: its 95% CI over the runs. Triangles: flags (red regression, green improvement, orange drift, grey acknowledged or withdrawn). Click a point to open its commit; drag to zoom, double-click to reset.'}),
     section('Flagged commits in this history',
       flagged.length
         ? table([['Commit', 'Subject', 'Flag', 'Change']], flagged.slice().reverse().map((e) => [
