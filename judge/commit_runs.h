@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/compare.h"
 #include "common/result.h"
 #include "store/analysis_store.h"
 #include "store/database.h"
@@ -31,6 +32,17 @@ struct CommitRuns {
   std::map<store::RunId, std::map<Cell, double>> by_run() const;
   std::set<store::RunId> run_ids() const;
   int runs() const { return static_cast<int>(run_ids().size()); }
+};
+
+// What a look over a cell's history needs: whose history, up to which
+// commit, on which testbed, how far back, and how changes are judged.
+struct HistoryScope {
+  store::RepoId repo = 0;
+  store::CommitRecord head;  // the commit just judged
+  store::TestbedId testbed = 0;
+  int window = 100;          // measured commits of history looked at
+  analysis::Direction direction = analysis::Direction::kLowerIsBetter;
+  analysis::ComparePolicy policy;
 };
 
 // The point keys of point ids ("b8_h16_k2048_bf16"), read once each.

@@ -45,14 +45,8 @@ struct ConfirmRequest {
 // {"confirm": [cell, ...]}.
 std::map<std::string, nlohmann::json> confirm_options(const std::vector<ConfirmRequest>& requests);
 
-struct ChangePointScope {
-  store::RepoId repo = 0;
-  store::CommitRecord head;  // the commit just judged
-  store::TestbedId testbed = 0;
-  int window = 100;          // measured commits of history looked at
-  analysis::Direction direction = analysis::Direction::kLowerIsBetter;
-  analysis::ComparePolicy policy;
-  int max_processes = 8;     // runs.max_per_commit: a commit at it can learn nothing more
+struct ChangePointScope : HistoryScope {
+  int max_processes = 8;  // runs.max_per_commit: a commit at it can learn nothing more
 };
 
 // The confirm jobs to queue after `head` was judged, for these cells.

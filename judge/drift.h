@@ -56,14 +56,7 @@ inline constexpr int kLevelCommits = 3;
 inline constexpr int kExtendCommits = 12;
 inline constexpr int kMissedStepSpan = 3;
 
-struct DriftScope {
-  store::RepoId repo = 0;
-  store::CommitRecord head;  // the commit just judged
-  store::TestbedId testbed = 0;
-  int window = 100;          // measured commits of history looked at
-  analysis::Direction direction = analysis::Direction::kLowerIsBetter;
-  analysis::ComparePolicy policy;
-};
+using DriftScope = HistoryScope;
 
 struct Drift {
   enum class Shape { kStepAtHead, kMissedStep, kSlide };

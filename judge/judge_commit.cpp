@@ -32,7 +32,8 @@ class Judging {
  public:
   Judging(store::Database& db, const JudgeRequest& r)
       : db_(db), r_(r), manifest_(*r.manifest), bands_(db, band_policy(*r.manifest)), names_(db),
-        direction_(direction_of(*r.manifest)) {}
+        direction_(direction_of(*r.manifest)),
+        history_{r.repo, r.commit, r.testbed, r.change_point_window, direction_, r.policy} {}
 
   Result<JudgeResult> run() {
     auto b_runs = commit_runs(db_, r_.commit.id, r_.testbed);
@@ -144,7 +145,7 @@ class Judging {
   // job: drift is judged once, when a commit is new at the head.
   Status drift() {
     if (!r_.confirm.empty()) return {};
-    DriftScope scope{r_.repo, r_.commit, r_.testbed, r_.change_point_window, direction_, r_.policy};
+    const DriftScope& scope = history_;
     std::vector<Drift> drifts;
     std::optional<store::CommitRecord> against;
     if (r_.pinned) {
@@ -300,8 +301,7 @@ class Judging {
     if (!r_.confirm.empty() || !r_.previous) return {};
     std::vector<Cell> cells;
     for (const auto& [cell, values] : b_runs_.values()) cells.push_back(cell);
-    ChangePointScope scope{r_.repo,   r_.commit, r_.testbed, r_.change_point_window,
-                           direction_, r_.policy, manifest_.runs.max_per_commit};
+    ChangePointScope scope{history_, manifest_.runs.max_per_commit};
     auto requests = unexplained_change_points(db_, bands_, scope, cells, names_);
     if (!requests) return fail(requests.error());
     for (auto& r : *requests) out_.confirms.push_back(std::move(r));
@@ -314,6 +314,7 @@ class Judging {
   Bands bands_;
   PointNames names_;
   analysis::Direction direction_;
+  HistoryScope history_;  // for the looks over each cell's history (drift, change points)
   CommitRuns b_runs_;
   std::optional<CommitRuns> a_runs_;
   std::vector<CellComparison> cells_;
