@@ -76,9 +76,4 @@ struct Drift {
 Result<std::vector<Drift>> level_drifts(store::Database& db, Bands& bands, const DriftScope& scope,
                                         const std::vector<Cell>& cells, PointNames& names);
 
-// Drifts in the comparison of the head with the pinned baseline.
-Result<std::vector<Drift>> pinned_drifts(store::Database& db, const DriftScope& scope,
-                                         const store::CommitRecord& pinned,
-                                         const std::vector<CellComparison>& pinned_cells, PointNames& names);
-
 }  // namespace perfwatch::judge

@@ -124,7 +124,7 @@ Result<FlagEvent> withdraw(store::Database& db, const store::FlagRecord& old, co
 Result<std::vector<FlagEvent>> judge_step_flags(store::Database& db, const FlagScope& scope,
                                                 std::span<const CellComparison> cells,
                                                 const std::map<Cell, json>& change_points,
-                                                std::string_view basis) {
+                                                std::string_view basis, const json& extra) {
   std::vector<FlagEvent> out;
   auto keep = [&](Result<FlagEvent> e) -> Status {
     if (!e) return fail(e.error());
@@ -148,6 +148,11 @@ Result<std::vector<FlagEvent>> judge_step_flags(store::Database& db, const FlagS
     }
 
     json detail = evidence(c.comparison, scope.against_sha, basis);
+    if (extra.is_object()) {
+      for (const auto& [key, value] : extra.items()) {
+        if (!detail.contains(key)) detail[key] = value;
+      }
+    }
     const auto cp = change_points.find(c.cell);
     if (cp != change_points.end()) detail["change_point"] = cp->second;
     std::optional<store::FlagId> step_id;

@@ -57,11 +57,14 @@ struct FlagScope {
 // withdraws a standing step flag.
 // `basis`: what the commit was compared with -- "previous", or "level" /
 // "pinned" for a step that only the steadier reference could see (drift.h);
-// a look withdraws only the flags of its own basis.
+// a look withdraws only the flags of its own basis. `extra`: more of what
+// the look saw, kept in each flag's detail (located_steps.h: the commits on
+// each side of the step).
 Result<std::vector<FlagEvent>> judge_step_flags(store::Database& db, const FlagScope& scope,
                                                 std::span<const CellComparison> cells,
                                                 const std::map<Cell, nlohmann::json>& change_points = {},
-                                                std::string_view basis = "previous");
+                                                std::string_view basis = "previous",
+                                                const nlohmann::json& extra = nlohmann::json::object());
 
 // A drift of `cell` found at scope.commit (drift.h says when): raises a drift
 // flag of magnitude `unexplained_rel` (the change no standing flag explains),

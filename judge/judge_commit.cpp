@@ -1,10 +1,12 @@
 #include "judge/judge_commit.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "judge/commit_runs.h"
 #include "judge/drift.h"
 #include "judge/experiments.h"
+#include "judge/located_steps.h"
 #include "store/analysis_store.h"
 #include "store/experiment_store.h"
 #include "store/history_store.h"
@@ -141,13 +143,76 @@ class Judging {
     return {};
   }
 
-  // Against the pinned baseline or the cell's level. Not in a confirmation
-  // job: drift is judged once, when a commit is new at the head.
+  // Steps the commit comparisons missed, located over each cell's level
+  // (located_steps.h), then drift: slides against the pinned baseline or
+  // the cell's level (drift.h). Not in a confirmation job: these looks are
+  // over the history up to the head, judged once when a commit is new there.
   Status drift() {
     if (!r_.confirm.empty()) return {};
+    std::vector<Cell> cells;
+    for (const auto& [cell, values] : b_runs_.values()) cells.push_back(cell);
+    auto steps = locate_steps(db_, bands_, history_, cells, names_);
+    if (!steps) return fail(steps.error());
+    // A drift is judged only where the level moved and a slide explains it
+    // better than one step (located_steps.h), so both looks agree.
+    std::vector<Cell> sliding;
+    for (const LocatedStep& step : *steps) {
+      auto stepped = located_step(step);
+      if (!stepped) return fail(stepped.error());
+      if (!*stepped && step.shape == LocatedStep::Shape::kSlide && !step.rejudged) sliding.push_back(step.cell);
+    }
+    return slides(sliding);
+  }
+
+  // Flags (or confirms) a located step; says whether the cell's change is
+  // taken as a step here, so that it is not also judged as drift.
+  Result<bool> located_step(const LocatedStep& step) {
+    if (!step.rejudged) {
+      // Which commit it is, and whether it is one, needs more runs around
+      // it while they can have them: the likeliest commit is the best answer
+      // only once its neighbours are at their budget.
+      auto settled = [&](store::CommitId id) -> Result<bool> {
+        if (id == 0) return true;
+        auto processes = bench_processes(db_, id);
+        if (!processes) return fail(processes.error());
+        return *processes >= manifest_.runs.max_per_commit;
+      };
+      auto before = settled(step.previous_commit), at = settled(step.commit), after = settled(step.next_commit);
+      if (!before || !at || !after) return fail(!before ? before.error() : !at ? at.error() : after.error());
+      if (step.shape == LocatedStep::Shape::kSlide) return false;
+      const bool clear = step.shape == LocatedStep::Shape::kStep && step.location_margin >= kLocationMargin;
+      if (!clear && (!*before || !*at || !*after)) {
+        // A confirmation grows a commit and its predecessor.
+        const bool here = !*before || !*at;
+        ConfirmRequest c;
+        c.sha = here ? step.sha : step.next_sha;
+        c.cell = step.cell;
+        c.point_key = names_.key(step.cell.point);
+        c.change_point.p_value = step.comparison.p_value;
+        c.change_point.mean_before = 1;
+        c.change_point.mean_after = step.comparison.ratio;
+        c.change_point_sha = step.sha;
+        out_.confirms.push_back(std::move(c));
+        return true;
+      }
+      if (step.shape == LocatedStep::Shape::kUnclear) return true;  // the next commits tell
+    }
+    CellComparison cell{step.cell, {}, {}, step.comparison, 0};
+    auto events = judge_step_flags(db_, FlagScope{step.commit, r_.testbed, step.reference_sha},
+                                   std::span<const CellComparison>(&cell, 1), {}, "level", step.detail);
+    if (!events) return fail(events.error());
+    for (auto& e : *events) out_.flags.push_back(std::move(e));
+    return !step.rejudged;
+  }
+
+  // Slides of these cells: a drift flag once per slide. A change whose
+  // start is at or near the head is a step, which located_steps judges.
+  Status slides(const std::vector<Cell>& cells) {
     const DriftScope& scope = history_;
-    std::vector<Drift> drifts;
-    std::optional<store::CommitRecord> against;
+    // The pinned comparison is stored for reading ("how far from the
+    // release"); it raises no flag: the level since the newest flag is the
+    // steadier reference, where a missed or misjudged step since the pin
+    // would bias every later pinned judgement.
     if (r_.pinned) {
       const bool reruns = !r_.pinned_reruns.empty();
       std::optional<std::set<store::RunId>> only;
@@ -155,46 +220,26 @@ class Judging {
       auto p_runs = commit_runs(db_, r_.pinned->id, r_.testbed,
                                 reruns ? store::RunKind::kBaselineRerun : store::RunKind::kBench, only);
       if (!p_runs) return fail(p_runs.error());
-      if (p_runs->empty()) return {};
-      auto cells = compare_commits(bands_, r_.testbed, r_.pinned->id, *p_runs, r_.commit.id, b_runs_, direction_,
-                                   r_.policy);
-      if (!cells) return fail(cells.error());
-      if (auto s = store_comparisons(db_, r_.commit.id, r_.pinned->id, store::ComparisonBasis::kPinned, r_.testbed,
-                                     manifest_.metric.name, *cells);
-          !s) {
-        return s;
+      if (!p_runs->empty()) {
+        auto compared = compare_commits(bands_, r_.testbed, r_.pinned->id, *p_runs, r_.commit.id, b_runs_,
+                                        direction_, r_.policy);
+        if (!compared) return fail(compared.error());
+        if (auto s = store_comparisons(db_, r_.commit.id, r_.pinned->id, store::ComparisonBasis::kPinned,
+                                       r_.testbed, manifest_.metric.name, *compared);
+            !s) {
+          return s;
+        }
+        out_.comparisons.push_back(tally(r_.commit.sha, r_.pinned->sha, "pinned", *compared));
       }
-      out_.comparisons.push_back(tally(r_.commit.sha, r_.pinned->sha, "pinned", *cells));
-      auto found = pinned_drifts(db_, scope, *r_.pinned, *cells, names_);
-      if (!found) return fail(found.error());
-      drifts = std::move(*found);
-      against = r_.pinned;
-    } else {
-      std::vector<Cell> cells;
-      for (const auto& [cell, values] : b_runs_.values()) cells.push_back(cell);
-      auto found = level_drifts(db_, bands_, scope, cells, names_);
-      if (!found) return fail(found.error());
-      drifts = std::move(*found);
     }
+    auto found = level_drifts(db_, bands_, scope, cells, names_);
+    if (!found) return fail(found.error());
+    std::vector<Drift> drifts = std::move(*found);
     for (Drift& d : drifts) {
-      std::string reference = against ? against->sha : "";
-      if (!against && d.detail["reference"].is_array() && !d.detail["reference"].empty())
+      if (d.shape != Drift::Shape::kSlide) continue;
+      std::string reference;
+      if (d.detail["reference"].is_array() && !d.detail["reference"].empty())
         reference = d.detail["reference"][0].get<std::string>();
-      const std::string basis = d.detail.value("basis", "level");
-      if (d.shape == Drift::Shape::kStepAtHead) {
-        CellComparison cell{d.cell, {}, {}, d.comparison, d.comparison_id.value_or(0)};
-        auto events = judge_step_flags(db_, FlagScope{r_.commit.id, r_.testbed, reference},
-                                       std::span<const CellComparison>(&cell, 1), {}, basis);
-        if (!events) return fail(events.error());
-        for (auto& e : *events) out_.flags.push_back(std::move(e));
-        continue;
-      }
-      if (d.shape == Drift::Shape::kMissedStep) {
-        auto queued = confirm_missed_step(d);
-        if (!queued) return fail(queued.error());
-        if (*queued) continue;
-        // Its commit is at its budget: the comparisons there cannot see it, so it is a drift here.
-      }
       if (d.extends) {
         auto e = extend_drift_flag(db_, *d.extends, d.total_rel, r_.commit.sha, d.comparison);
         if (!e) return fail(e.error());
@@ -208,28 +253,6 @@ class Judging {
       for (auto& e : *events) out_.flags.push_back(std::move(e));
     }
     return {};
-  }
-
-  // A step the comparisons missed a few commits back: its commit is
-  // confirmed (its comparison grows) so that it is flagged where it happened,
-  // not late here -- while that commit can still get runs. Says whether it was.
-  Result<bool> confirm_missed_step(const Drift& d) {
-    auto at = store::RepoReader(db_).find_commit(r_.repo, d.started_at);
-    if (!at) return fail(at.error());
-    if (!*at) return false;
-    auto processes = bench_processes(db_, (*at)->id);
-    if (!processes) return fail(processes.error());
-    if (*processes >= manifest_.runs.max_per_commit) return false;
-    ConfirmRequest c;
-    c.sha = d.started_at;
-    c.cell = d.cell;
-    c.point_key = names_.key(d.cell.point);
-    c.change_point.p_value = d.comparison.p_value;
-    c.change_point.mean_before = 1;
-    c.change_point.mean_after = d.comparison.ratio;
-    c.change_point_sha = d.started_at;
-    out_.confirms.push_back(std::move(c));
-    return true;
   }
 
   // This commit's runs (and the previous commit's, if they grew) are groups

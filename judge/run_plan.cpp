@@ -20,6 +20,13 @@ RunPlan plan_runs(const PlanRequest& request) {
     analysis::RunRequest more;
     if (!request.confirm) {
       more = analysis::more_runs(c.comparison, per_cell);
+      const auto& x = c.comparison;
+      if ((x.verdict == analysis::ChangeVerdict::kRegression || x.verdict == analysis::ChangeVerdict::kImprovement) &&
+          std::min(x.runs_a, x.runs_b) < request.runs_to_flag) {
+        const int target = std::min(per_cell.max_runs, std::max(request.runs_to_flag, std::max(x.runs_a, x.runs_b)));
+        more.add_b = std::max(0, target - x.runs_b);
+        more.add_a = per_cell.can_rerun_baseline ? std::max(0, target - x.runs_a) : 0;
+      }
     } else if (request.confirm_cells.count(c.cell)) {
       more = analysis::confirmation_runs(c.comparison, per_cell);
     }

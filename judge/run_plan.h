@@ -3,7 +3,10 @@
 // the database, so the policy is tested directly.
 //
 // A routine look grows the cells that are undecided (analysis::more_runs:
-// 3 -> 6 -> 12 runs a side, balanced, A B A B); a confirmation grows the
+// 3 -> 6 -> 12 runs a side, balanced, A B A B), and those that say a change
+// on fewer than runs_to_flag runs a side (a 5% step at 3% noise is
+// significant on 3 runs a side by chance about as often as by merit, and a
+// flag is read as a claim); a confirmation grows the
 // cells a change point asked about, whatever they say short of a change
 // (analysis::confirmation_runs). Each side runs only the points that need
 // it (every variant there, so the paired variant A/B keeps its pairs).
@@ -43,6 +46,9 @@ struct PlanRequest {
   bool confirm = false;         // a change point's confirmation ...
   std::set<Cell> confirm_cells; // ... of these cells
   double growth = 2.0;          // each look multiplies the runs a side by this
+  // A change seen on fewer runs a side than this is measured again before
+  // it is flagged: its flag then rests on both looks.
+  int runs_to_flag = 6;
 };
 
 struct SidePlan {
