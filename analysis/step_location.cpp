@@ -47,26 +47,24 @@ class Stretch {
   // Squared error of a step at `index` (two levels).
   double step_sse(int index) const { return level_sse(0, index) + level_sse(index, size()); }
 
-  // Squared error of the best hinge: a level, then a line from commit h on.
+  // Squared error of the best slide: a level, then a line from commit h on
+  // to the newest (analysis/drift.h's hinge).
   double best_slide_sse() const {
     double best = std::numeric_limits<double>::infinity();
-    for (int h = 1; h < size(); ++h) {
-      // Least squares of y = c + b * g, g = max(0, k - h + 1), over every run.
-      double n = 0, sg = 0, sy = 0, sgg = 0, sgy = 0, syy = 0;
-      for (int k = 0; k < size(); ++k) {
-        const double g = k >= h ? k - h + 1 : 0;
-        for (double y : commits_[static_cast<std::size_t>(k)]) {
-          n += 1;
-          sg += g;
-          sy += y;
-          sgg += g * g;
-          sgy += g * y;
-          syy += y * y;
-        }
+    const int n = size();
+    const double runs = n_.back(), sy = sum_.back(), cyy = sq_.back() - sy * sy / runs;
+    for (int h = 1; h < n; ++h) {
+      // Least squares of y = c + b * g(k), g = k - h + 1 from h on, over
+      // every run; per-commit sums make it O(n) a hinge.
+      double sg = 0, sgg = 0, sgy = 0;
+      for (int k = h; k < n; ++k) {
+        const double g = k - h + 1, nk = n_[k + 1] - n_[k], yk = sum_[k + 1] - sum_[k];
+        sg += g * nk;
+        sgg += g * g * nk;
+        sgy += g * yk;
       }
-      const double cgg = sgg - sg * sg / n, cgy = sgy - sg * sy / n, cyy = syy - sy * sy / n;
-      const double sse = cgg > 0 ? cyy - cgy * cgy / cgg : cyy;
-      best = std::min(best, std::max(0.0, sse));
+      const double cgg = sgg - sg * sg / runs, cgy = sgy - sg * sy / runs;
+      best = std::min(best, std::max(0.0, cgg > 0 ? cyy - cgy * cgy / cgg : cyy));
     }
     return best;
   }

@@ -18,13 +18,16 @@
 //     (a log-likelihood ratio, in units of the band's run-to-run variance);
 //     a step whose commit has few runs can be a commit off, and that commit
 //     is where more runs help;
-//   - a step must explain the runs better than a slide (a level, then a
-//     linear change from some commit on: analysis/drift.h's hinge) by a
-//     margin: a drift of +0.5% a commit also splits into a "before" and an
-//     "after" that differ, but it is not one commit's doing. A step at the
-//     newest commit fits exactly as a slide steep there, so it waits for
-//     the next commit to tell (the comparison with the previous commit
-//     flags it at once when it is strong).
+//   - a step must explain the runs better than a slide by a margin: a
+//     drift of +0.5% a commit also splits into a "before" and an "after"
+//     that differ, but it is not one commit's doing. A slide is a level,
+//     then a line from some commit to the newest (analysis/drift.h's
+//     hinge). (A ramp that has ended, level-line-level, was tried too: at
+//     3% run noise a ramp over five commits fits a step about as well as
+//     the step does, so it told steps from slides worse.) A step at the newest
+//     commit fits exactly as a slide steep there, so it waits for the next
+//     commit to tell (the comparison with the previous commit flags it at
+//     once when it is strong).
 #pragma once
 
 #include <optional>

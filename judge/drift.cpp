@@ -40,17 +40,22 @@ double log_se(const nlohmann::json& ci) {
 // the head continues, if it is one: standing, the same direction, and its
 // newest commit (`through`, else its own) at most kExtendCommits back.
 std::optional<store::FlagRecord> continued(const std::vector<const store::HistoryEntry*>& es, std::size_t at,
-                                           analysis::ChangeVerdict verdict) {
+                                           analysis::ChangeVerdict verdict, const std::string& started_at) {
   const auto& flag = es[at]->flag;
   if (!flag || flag->kind != store::FlagKind::kDrift || !flag->standing()) return std::nullopt;
   if (flag->detail.value("verdict", "") != analysis::to_string(verdict)) return std::nullopt;
   const std::string through = flag->detail.value("through", es[at]->sha);
-  for (std::size_t i = es.size(); i-- > at;) {
-    if (es[i]->sha == through) {
-      if (es.size() - 1 - i <= static_cast<std::size_t>(kExtendCommits)) return flag;
-      break;
-    }
+  std::optional<std::size_t> last, start;
+  for (std::size_t i = at; i < es.size(); ++i) {
+    if (es[i]->sha == through) last = i;
+    if (es[i]->sha == started_at) start = i;
   }
+  if (!last) return std::nullopt;
+  // The slide found now started within kExtendCommits of the flag's newest
+  // commit (its tail, found once it added up), or the flag's newest commit
+  // is that recent.
+  const std::size_t from = start ? std::max(*start, *last) : es.size() - 1;
+  if (from - *last <= static_cast<std::size_t>(kExtendCommits)) return flag;
   return std::nullopt;
 }
 
@@ -95,7 +100,7 @@ Result<std::vector<Drift>> level_drifts(store::Database& db, Bands& bands, const
     d.comparison = c;
     d.unexplained_rel = c.delta_rel();
     place(*history, d, level);
-    if ((d.extends = continued(es, level, c.verdict))) {
+    if ((d.extends = continued(es, level, c.verdict, d.started_at))) {
       d.total_rel = (1 + d.extends->detail.value("first_rel", d.extends->magnitude_rel)) * (1 + c.delta_rel()) - 1;
     }
     d.detail = {{"basis", "level"},

@@ -39,13 +39,13 @@ class JudgeCommitTest : public ::testing::Test {
     return out ? *out : JudgeResult{};
   }
 
-  // A history of `values.size()` commits, each measured in 3 runs at its value
-  // with `noise`, each judged in order. Returns the commits.
-  std::vector<store::CommitRecord> measured_history(const std::vector<double>& values, double noise) {
+  // A history of `values.size()` commits, each measured in `runs` runs at its
+  // value with `noise`, each judged in order. Returns the commits.
+  std::vector<store::CommitRecord> measured_history(const std::vector<double>& values, double noise, int runs = 3) {
     std::vector<store::CommitRecord> out;
     for (double v : values) {
       auto c = h_.add_commit();
-      h_.add_runs(c, 3, flat(v), noise);
+      h_.add_runs(c, runs, flat(v), noise);
       judge(c, out.empty() ? std::optional<store::CommitRecord>{} : std::optional(out.back()));
       out.push_back(c);
     }
@@ -173,12 +173,16 @@ TEST_F(JudgeCommitTest, ASlowDriftWithoutAPinIsFlaggedOnceAsDriftNamingWhereItSt
   EXPECT_EQ(steps, 0) << "each +0.5% step is inside its comparison's band\n" << describe_flags();
 }
 
-TEST_F(JudgeCommitTest, DriftFromThePinnedBaselineIsFlaggedOnceNotAgainAtEveryLaterCommit) {
+// The pin is a reference to read against, not to judge by: a missed or
+// misjudged step since the pin would bias every later pinned judgement, so
+// a drift is judged against the cell's level with or without one, and the
+// pinned comparisons are stored for the dashboard.
+TEST_F(JudgeCommitTest, WithAPinnedBaselineADriftIsJudgedAgainstTheLevelOnceAndThePinRaisesNoFlag) {
   auto base = h_.add_commit("pinned");
   h_.add_runs(base, 3, flat(100), 0.01);
   judge(base, std::nullopt);
   pinned_ = base;
-  std::vector<double> values;
+  std::vector<double> values(5, 100.0);
   for (int i = 1; i <= 12; ++i) values.push_back(100.0 * std::pow(1.005, i));
   for (int i = 0; i < 8; ++i) values.push_back(values.back());
   std::optional<store::CommitRecord> previous = base;
@@ -190,11 +194,15 @@ TEST_F(JudgeCommitTest, DriftFromThePinnedBaselineIsFlaggedOnceNotAgainAtEveryLa
   }
   int drift = 0;
   for (const auto& f : all_flags()) {
-    EXPECT_EQ(f.kind, store::FlagKind::kDrift) << "no step flags in a slide";
-    EXPECT_EQ(f.detail["basis"], "pinned");
+    EXPECT_EQ(f.kind, store::FlagKind::kDrift) << "no step flags in a slide\n" << describe_flags();
+    EXPECT_EQ(f.detail["basis"], "level");
     drift += f.standing();
   }
   EXPECT_EQ(drift, 4) << "one per cell, not one per later commit\n" << describe_flags();
+  auto pinned = store::AnalysisReader(h_.db()).comparisons_of_commit(previous->id);
+  ASSERT_TRUE(pinned.has_value());
+  EXPECT_TRUE(std::any_of(pinned->begin(), pinned->end(),
+                          [](const auto& c) { return c.basis == store::ComparisonBasis::kPinned; }));
 }
 
 TEST_F(JudgeCommitTest, AStepFlaggedSinceThePinExplainsThePinnedComparison) {
@@ -211,6 +219,57 @@ TEST_F(JudgeCommitTest, AStepFlaggedSinceThePinExplainsThePinnedComparison) {
   }
   for (const auto& f : all_flags()) EXPECT_EQ(f.kind, store::FlagKind::kRegression) << "no drift: the step says it";
   EXPECT_EQ(all_flags().size(), 4u) << describe_flags();
+}
+
+// A 5% step at 3% run noise is a coin toss for the comparison with the
+// previous commit, even on 8 runs a side (the budget: nothing more to
+// confirm); every commit after it at the new level is more evidence, so the
+// step is found over the level and flagged at its own commit (basis level),
+// never late at another.
+TEST_F(JudgeCommitTest, AStepItsOwnComparisonMissedIsLocatedOverTheLevelAndFlaggedAtItsCommit) {
+  std::vector<double> values(8, 100.0);
+  values.resize(16, 105.0);
+  auto commits = measured_history(values, 0.03, 8);
+  int at_step = 0, level = 0;
+  for (const auto& f : all_flags()) {
+    if (!f.standing()) continue;
+    EXPECT_EQ(f.commit_id, commits[8].id) << describe_flags();
+    EXPECT_EQ(f.kind, store::FlagKind::kRegression);
+    ++at_step;
+    if (f.detail.value("basis", "") == "level") {
+      ++level;
+      EXPECT_EQ(f.detail["before"][0], commits[0].sha);
+      EXPECT_EQ(f.detail["after"][0], commits[8].sha);
+      EXPECT_GT(f.detail["runs"].get<int>(), 3) << "the runs from the step on, not the step's own";
+    }
+  }
+  EXPECT_EQ(at_step, 4) << "every cell, once\n" << describe_flags();
+  EXPECT_GT(level, 0) << "some cells' own comparisons missed it\n" << describe_flags();
+}
+
+// A located flag follows its evidence like any other: each look judges it
+// again on every run since, and withdraws it when they do not bear it out.
+TEST_F(JudgeCommitTest, ALocatedStepThatTheRunsSinceDoNotBearOutIsWithdrawn) {
+  auto commits = measured_history(std::vector<double>(12, 100.0), 0.01);
+  ASSERT_TRUE(all_flags().empty()) << describe_flags();
+  // As an earlier look might have left it: a located step at commit 6.
+  const Cell cell = h_.cell("base", 1);
+  analysis::Comparison said;
+  said.verdict = analysis::ChangeVerdict::kRegression;
+  said.ratio = 1.03;
+  said.runs_a = 18;
+  said.runs_b = 3;
+  CellComparison located{cell, {}, {}, said, 0};
+  ASSERT_TRUE(judge_step_flags(h_.db(), FlagScope{commits[6].id, h_.testbed(), commits[0].sha},
+                               std::span<const CellComparison>(&located, 1), {}, "level")
+                  .has_value());
+  auto next = h_.add_commit();
+  h_.add_runs(next, 3, flat(100), 0.01);
+  JudgeResult r = judge(next, commits.back());
+  ASSERT_EQ(r.flags.size(), 1u) << describe_flags();
+  EXPECT_EQ(r.flags[0].what, What::kWithdrawn);
+  EXPECT_EQ(r.flags[0].flag.commit_id, commits[6].id);
+  EXPECT_THAT(r.flags[0].reason, HasSubstr("re-judged with 18 vs 21 runs"));
 }
 
 TEST(SlideStart, FindsWhereALevelTurnsIntoASlope) {

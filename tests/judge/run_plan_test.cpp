@@ -25,10 +25,25 @@ CellLook cell(store::PointId point, analysis::ChangeVerdict verdict, int runs_a 
 using V = analysis::ChangeVerdict;
 
 TEST(RunPlan, DecidedCellsNeedNoRuns) {
-  std::vector<CellLook> cells = {cell(1, V::kWithinNoise), cell(2, V::kRegression), cell(3, V::kImprovement)};
-  RunPlan plan = plan_runs({cells, {3, 8, true}, {3, 8, true}});
+  std::vector<CellLook> cells = {cell(1, V::kWithinNoise), cell(2, V::kRegression, 6, 6),
+                                 cell(3, V::kImprovement, 8, 6)};
+  RunPlan plan = plan_runs({cells, {6, 8, true}, {6, 8, true}});
   EXPECT_TRUE(plan.done());
   EXPECT_EQ(plan.undecided, 0);
+}
+
+TEST(RunPlan, AChangeSeenOnFewRunsIsMeasuredAgainBeforeItIsFlagged) {
+  std::vector<CellLook> cells = {cell(1, V::kWithinNoise), cell(2, V::kRegression, 3, 3)};
+  RunPlan plan = plan_runs({cells, {3, 8, true}, {3, 8, true}});
+  EXPECT_EQ(plan.a.runs, 3);  // to runs_to_flag (6) a side, at that point only
+  EXPECT_EQ(plan.b.runs, 3);
+  EXPECT_EQ(plan.b.points, (std::set<store::PointId>{2}));
+  PlanRequest r{cells, {3, 8, true}, {3, 8, true}};
+  r.runs_to_flag = 3;  // a manifest that trusts 3 runs
+  EXPECT_TRUE(plan_runs(r).done());
+  // Never past the budget: a commit with 7 processes gets one more.
+  plan = plan_runs({cells, {3, 8, true}, {7, 8, true}});
+  EXPECT_EQ(plan.b.runs, 1);
 }
 
 TEST(RunPlan, AnUndecidedCellGrowsBothSidesAtItsPointOnly) {
