@@ -2,7 +2,6 @@
 
 #include <cmath>
 
-#include "analysis/distributions.h"
 #include "judge/cell_history.h"
 #include "store/history_store.h"
 
@@ -22,44 +21,29 @@ void place(const CellHistory& history, Drift& d, std::size_t from) {
                                                                          : Drift::Shape::kSlide;
 }
 
-double log_change(double rel) { return rel > -1 ? std::log1p(rel) : 0.0; }
-
-// The standard error of a log ratio from its 95% interval, read as normal:
-// the interval is a t interval, so this overstates the error (a conservative
-// drift test). 0 when there is no interval.
-double log_se(double low, double high) {
-  if (!(low > 0) || !(high > low) || !std::isfinite(high)) return 0.0;
-  return (std::log(high) - std::log(low)) / (2 * 1.959964);
-}
-double log_se(const nlohmann::json& ci) {
-  if (!ci.is_array() || ci.size() != 2 || !ci[0].is_number() || !ci[1].is_number()) return 0.0;
-  return log_se(ci[0].get<double>(), ci[1].get<double>());
-}
-
 // The drift flag at measured()[at] that a finding in `verdict`'s direction at
 // the head continues, if it is one: standing, the same direction, and its
 // newest commit (`through`, else its own) at most kExtendCommits back.
 std::optional<store::FlagRecord> continued(const std::vector<const store::HistoryEntry*>& es, std::size_t at,
-                                           analysis::ChangeVerdict verdict, const std::string& started_at) {
+                                           analysis::ChangeVerdict verdict) {
   const auto& flag = es[at]->flag;
   if (!flag || flag->kind != store::FlagKind::kDrift || !flag->standing()) return std::nullopt;
   if (flag->detail.value("verdict", "") != analysis::to_string(verdict)) return std::nullopt;
-  const std::string through = flag->detail.value("through", es[at]->sha);
-  std::optional<std::size_t> last, start;
-  for (std::size_t i = at; i < es.size(); ++i) {
-    if (es[i]->sha == through) last = i;
-    if (es[i]->sha == started_at) start = i;
-  }
-  if (!last) return std::nullopt;
-  // The slide found now started within kExtendCommits of the flag's newest
-  // commit (its tail, found once it added up), or the flag's newest commit
-  // is that recent.
-  const std::size_t from = start ? std::max(*start, *last) : es.size() - 1;
-  if (from - *last <= static_cast<std::size_t>(kExtendCommits)) return flag;
+  if (recent_drift(es, at)) return flag;
   return std::nullopt;
 }
 
 }  // namespace
+
+bool recent_drift(const std::vector<const store::HistoryEntry*>& measured, std::size_t at) {
+  const auto& flag = measured[at]->flag;
+  if (!flag || flag->kind != store::FlagKind::kDrift || !flag->standing()) return false;
+  const std::string through = flag->detail.value("through", measured[at]->sha);
+  for (std::size_t i = measured.size(); i-- > at;) {
+    if (measured[i]->sha == through) return measured.size() - 1 - i <= static_cast<std::size_t>(kExtendCommits);
+  }
+  return false;
+}
 
 Result<std::vector<Drift>> level_drifts(store::Database& db, Bands& bands, const DriftScope& scope,
                                         const std::vector<Cell>& cells, PointNames& names) {
@@ -100,7 +84,7 @@ Result<std::vector<Drift>> level_drifts(store::Database& db, Bands& bands, const
     d.comparison = c;
     d.unexplained_rel = c.delta_rel();
     place(*history, d, level);
-    if ((d.extends = continued(es, level, c.verdict, d.started_at))) {
+    if ((d.extends = continued(es, level, c.verdict))) {
       d.total_rel = (1 + d.extends->detail.value("first_rel", d.extends->magnitude_rel)) * (1 + c.delta_rel()) - 1;
     }
     d.detail = {{"basis", "level"},

@@ -6,6 +6,7 @@
 #include "analysis/step_location.h"
 #include "judge/cell_history.h"
 #include "judge/comparisons.h"
+#include "judge/drift.h"
 
 namespace perfwatch::judge {
 
@@ -68,7 +69,7 @@ class Looker {
     // A slide explains it better; or the cell's newest flag is a drift the
     // same way, and no clear step beats the drift going on.
     const auto& newest = es_[from]->flag;
-    const bool drifting = newest && newest->kind == store::FlagKind::kDrift &&
+    const bool drifting = newest && recent_drift(es_, from) &&
                           newest->detail.value("verdict", "") == analysis::to_string(split->comparison.verdict);
     const double m = split->slide_margin;
     s.shape = m >= kShapeMargin                ? LocatedStep::Shape::kStep

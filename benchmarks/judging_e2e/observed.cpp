@@ -91,7 +91,8 @@ perfwatch::Result<Observed> read_database(const std::filesystem::path& path) {
       (withdrawals ? "f.ack_at IS NULL AND f.withdrawn_at IS NULL, " : "f.ack_at IS NULL, ") +
       "coalesce(json_extract(f.detail_json, '$.runs'), -1), "
       "coalesce(json_extract(f.detail_json, '$.against_runs'), -1), "
-      "coalesce(json_extract(f.detail_json, '$.against'), '') "
+      "coalesce(json_extract(f.detail_json, '$.against'), ''), "
+      "coalesce(json_extract(f.detail_json, '$.started_at'), '') "
       "FROM flags f JOIN commits c ON c.id = f.commit_id JOIN points p ON p.id = f.point_id ORDER BY f.id";
   auto flags = each_row(
       db.get(), where, flag_sql.c_str(),
@@ -107,6 +108,7 @@ perfwatch::Result<Observed> read_database(const std::filesystem::path& path) {
         f.runs = sqlite3_column_int(st, 7);
         f.against_runs = sqlite3_column_int(st, 8);
         f.against_sha = text(st, 9);
+        f.started_at = text(st, 10);
         out.flags.push_back(std::move(f));
       });
   if (!flags) return fail(flags.error());

@@ -25,6 +25,7 @@ struct ObservedFlag {
   int runs = -1;            // detail.runs, detail.against_runs: the evidence it was raised on (-1: absent)
   int against_runs = -1;
   std::string against_sha;  // detail.against
+  std::string started_at;   // detail.started_at: where a drift flag says its slide started ("" when absent)
 };
 
 struct ObservedComparison {

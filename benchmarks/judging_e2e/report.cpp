@@ -19,8 +19,8 @@ std::string ratio(int a, int b, const char* format = "%.2f") { return b > 0 ? fm
 
 const std::vector<std::string>& header() {
   static const std::vector<std::string> h = {
-      "scenario", "hist", "steps", "recall", "false/1k", "false flags (prev/pin/cp) / comparisons",
-      "flags/step", "drift flagged", "flags/drift", "blip flags/cell", "dup", "stale", "runs/commit", "max (budget)",
+      "scenario", "hist", "steps", "recall", "false/1k", "false/1k prev", "false flags (prev/pin/cp) / comparisons",
+      "flags/step", "drift flagged", "as drift", "flags/drift", "late drift", "blip flags/cell", "dup", "stale", "runs/commit", "max (budget)",
       "over budget", "wall s/hist"};
   return h;
 }
@@ -32,13 +32,19 @@ std::vector<std::string> row(const ScenarioResult& r) {
           std::to_string(s.steps),
           pct(s.steps_found, s.steps),
           s.unchanged_comparisons > 0 ? fmt("%.1f", 1000.0 * s.false_flags / s.unchanged_comparisons) : "-",
+          s.unchanged_comparisons_previous > 0
+              ? fmt("%.1f", 1000.0 * s.false_flags / s.unchanged_comparisons_previous)
+              : "-",
           std::to_string(s.false_flags) + " (" + std::to_string(s.false_flags_previous) + "/" +
               std::to_string(s.false_flags_pinned) + "/" + std::to_string(s.false_flags_changepoint) + ") / " +
               std::to_string(s.unchanged_comparisons),
           ratio(s.flags_on_found_steps, s.steps_found),
           std::to_string(s.drift_cells_flagged) + "/" + std::to_string(s.drift_cells) + " " +
               pct(s.drift_cells_flagged, s.drift_cells),
+          std::to_string(s.drift_cells_as_drift) + "/" + std::to_string(s.drift_cells) + " " +
+              pct(s.drift_cells_as_drift, s.drift_cells),
           ratio(s.drift_flags, s.drift_cells_flagged),
+          std::to_string(s.late_drift_flags),
           ratio(s.blip_flags, s.blip_cells),
           std::to_string(s.duplicate_flags),
           std::to_string(s.stale_flags) + "/" + std::to_string(s.flags),
@@ -115,10 +121,13 @@ flags). A flag counts when it is open (not acknowledged).
 | steps | step cells: one per cell a step moves (a step of 3 cells counts 3) |
 | recall | share of step cells with a flag (any kind) at the step's own commit whose sign is the step's |
 | false/1k | false flags per 1,000 unchanged comparisons |
-| false flags (prev/pin/cp) / comparisons | false flags: open flags on a cell at a commit where that cell's truth did not change (late flags of a step included), outside the drift window (the drift's 12 commits and the 2 after); split by origin: against the previous commit / against the pinned baseline (detail basis `pinned`) / `changepoint`. Unchanged comparisons: rows of `comparisons` (basis `previous` and `pinned` both) of a cell at a commit where its truth did not change, outside the drift window (at the commit after the pinned baseline one row serves both bases, as perfwatch stores it) |
+| false/1k prev | the same per 1,000 unchanged comparisons with the previous commit only (with a pin every commit is also compared with the pin, which doubles the comparisons but, since the pin raises no flag, not the chances of a false flag) |
+| false flags (prev/pin/cp) / comparisons | false flags: open flags on a cell at a commit where that cell's truth did not change (late flags of a step included), outside the drift window (the drift's 12 commits and the 2 after) and not a late drift flag; split by origin: against the previous commit / against the pinned baseline (detail basis `pinned`) / `changepoint`. Unchanged comparisons: rows of `comparisons` (basis `previous` and `pinned` both) of a cell at a commit where its truth did not change, outside the drift window (at the commit after the pinned baseline one row serves both bases, as perfwatch stores it) |
 | flags/step | flags on the cell at the step's commit, per found step cell (1 is the aim: one step, one flag) |
-| drift flagged | drift cells with at least one flag inside the drift window, of all drift cells |
-| flags/drift | flags per flagged drift cell inside its window (1 is the aim: once, where it leaves the band) |
+| drift flagged | drift cells with at least one flag of the drift's (inside the drift window, or a late drift flag), of all drift cells |
+| as drift | drift cells with a flag of kind `drift` among the drift's flags, of all drift cells |
+| flags/drift | the drift's flags per flagged drift cell (1 is the aim: once, where it leaves the band) |
+| late drift | drift flags within 12 commits after the drift window that name a start (`started_at`) inside the drift: raised where the slide left the band, after it ended; the drift's, not false |
 | blip flags/cell | flags per blip cell at the blip's commit and the one after (where it goes back) |
 | dup | flags beyond the first on one cell of one commit (e.g. a `changepoint` flag where a regression flag stands) |
 | stale | open flags whose recorded evidence (detail `runs`, `against_runs`) is fewer runs than the database now holds for that cell at its commit or at the commit it was compared with, of all open flags |

@@ -26,6 +26,8 @@ void Score::add(const Score& o) {
   drift_cells += o.drift_cells;
   drift_cells_flagged += o.drift_cells_flagged;
   drift_flags += o.drift_flags;
+  drift_cells_as_drift += o.drift_cells_as_drift;
+  late_drift_flags += o.late_drift_flags;
   blip_cells += o.blip_cells;
   blip_cells_flagged += o.blip_cells_flagged;
   blip_flags += o.blip_flags;
@@ -59,7 +61,9 @@ nlohmann::json Score::to_json() const {
                        {"unchanged_comparisons_pinned", unchanged_comparisons_pinned},
                        {"per_1000", per_1000(false_flags, unchanged_comparisons)}}},
       {"drift", {{"cells", drift_cells}, {"flagged", drift_cells_flagged}, {"share", share(drift_cells_flagged, drift_cells)},
-                 {"flags", drift_flags}, {"flags_per_flagged_cell", share(drift_flags, drift_cells_flagged)}}},
+                 {"flags", drift_flags}, {"flags_per_flagged_cell", share(drift_flags, drift_cells_flagged)},
+                 {"as_drift", drift_cells_as_drift}, {"as_drift_share", share(drift_cells_as_drift, drift_cells)},
+                 {"late_drift_flags", late_drift_flags}}},
       {"blip", {{"cells", blip_cells}, {"flagged", blip_cells_flagged}, {"flags", blip_flags},
                 {"changepoint_flags", blip_changepoint_flags}, {"flags_per_cell", share(blip_flags, blip_cells)}}},
       {"flags", {{"open", flags}, {"acknowledged", flags_acknowledged}, {"duplicates", duplicate_flags},
@@ -96,6 +100,8 @@ Score Score::from_json(const nlohmann::json& j) {
   s.drift_cells = d.at("cells");
   s.drift_cells_flagged = d.at("flagged");
   s.drift_flags = d.at("flags");
+  s.drift_cells_as_drift = d.value("as_drift", 0);  // absent in files of older builds
+  s.late_drift_flags = d.value("late_drift_flags", 0);
   const auto& b = j.at("blip");
   s.blip_cells = b.at("cells");
   s.blip_cells_flagged = b.at("flagged");
@@ -159,6 +165,18 @@ Score score_history(const History& h, const std::vector<std::string>& shas, cons
       for (int c : e.cells)
         for (int i = e.commit; i < std::min(e.commit + e.length + 2, h.commits()); ++i) excused[c].insert(i);
   auto unchanged = [&](int i, int c) { return !h.changed(i, c) && !excused[c].count(i); };
+  // A drift flag is raised where the slide left the band, which at a few
+  // percent of noise can be after the slide ended; one within 12 commits of
+  // the window that names a start inside the drift is the drift's, late.
+  auto late_drift_of = [&](const ObservedFlag& f, int i, int c) -> const Event* {
+    if (f.kind != "drift" || f.started_at.empty()) return nullptr;
+    for (const auto& e : h.events) {
+      if (e.kind != EventKind::kDrift || std::find(e.cells.begin(), e.cells.end(), c) == e.cells.end()) continue;
+      const int end = e.commit + e.length + 2, start = commit_of(f.started_at);
+      if (i >= end && i < end + 12 && start >= e.commit - 2 && start < e.commit + e.length) return &e;
+    }
+    return nullptr;
+  };
 
   for (const auto& x : observed.comparisons) {
     const int i = commit_of(x.sha), c = cell_of(x.variant, x.batch);
@@ -189,8 +207,14 @@ Score score_history(const History& h, const std::vector<std::string>& shas, cons
     return it == at.end() ? none : it->second;
   };
 
+  std::map<int, std::vector<const ObservedFlag*>> late_drift;  // cell -> its drift's late flags
   for (const auto& p : placed) {
     if (!unchanged(p.commit, p.cell)) continue;
+    if (late_drift_of(*p.flag, p.commit, p.cell)) {
+      late_drift[p.cell].push_back(p.flag);
+      ++s.late_drift_flags;
+      continue;
+    }
     ++s.false_flags;
     if (p.flag->kind == "changepoint") ++s.false_flags_changepoint;
     else if (p.flag->basis == "pinned") ++s.false_flags_pinned;
@@ -230,9 +254,19 @@ Score score_history(const History& h, const std::vector<std::string>& shas, cons
         case EventKind::kDrift: {
           ++s.drift_cells;
           int n = 0;
-          for (int i : excused[c]) n += static_cast<int>(flags_at(i, c).size());
+          bool as_drift = false;
+          for (int i : excused[c])
+            for (auto* f : flags_at(i, c)) {
+              ++n;
+              as_drift = as_drift || f->kind == "drift";
+            }
+          for (auto* f : late_drift[c]) {
+            ++n;
+            as_drift = as_drift || f->kind == "drift";
+          }
           s.drift_flags += n;
           if (n > 0) ++s.drift_cells_flagged;
+          if (as_drift) ++s.drift_cells_as_drift;
           break;
         }
       }

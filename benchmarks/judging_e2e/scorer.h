@@ -43,6 +43,8 @@ struct Score {
   int false_flags_previous = 0, false_flags_pinned = 0, false_flags_changepoint = 0;
 
   int drift_cells = 0, drift_cells_flagged = 0, drift_flags = 0;
+  int drift_cells_as_drift = 0;  // with a flag of kind drift among the drift's flags
+  int late_drift_flags = 0;      // drift flags after the window that name a start inside it (the drift's, not false)
   int blip_cells = 0, blip_cells_flagged = 0, blip_flags = 0, blip_changepoint_flags = 0;
 
   int flags = 0, flags_acknowledged = 0, duplicate_flags = 0, stale_flags = 0;
