@@ -39,6 +39,12 @@ RunPlan plan_runs(const PlanRequest& request) {
       plan.b.points.insert(c.cell.point);
     }
   }
+  if (request.every_point) {
+    std::set<store::PointId> all;
+    for (const CellLook& c : request.cells) all.insert(c.cell.point);
+    if (plan.a.runs > 0) plan.a.points = all;
+    if (plan.b.runs > 0) plan.b.points = all;
+  }
   plan.a.runs = std::min(plan.a.runs, request.a.left());
   plan.b.runs = std::min(plan.b.runs, request.b.left());
   if (plan.a.runs == 0) plan.a.points.clear();

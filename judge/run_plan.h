@@ -8,8 +8,10 @@
 // significant on 3 runs a side by chance about as often as by merit, and a
 // flag is read as a claim); a confirmation grows the
 // cells a change point asked about, whatever they say short of a change
-// (analysis::confirmation_runs). Each side runs only the points that need
-// it (every variant there, so the paired variant A/B keeps its pairs).
+// (analysis::confirmation_runs). How many more processes a side gets is
+// what its neediest cell asks for; each of them measures every point (with
+// every_point, the default) or only the points that asked (every variant
+// there, so the paired variant A/B keeps its pairs).
 //
 // The budget is a hard cap on bench processes per commit: the manifest's
 // runs.max_per_commit bounds every process a commit ever gets -- its first
@@ -49,6 +51,10 @@ struct PlanRequest {
   // A change seen on fewer runs a side than this is measured again before
   // it is flagged: its flag then rests on both looks.
   int runs_to_flag = 6;
+  // A process that runs measures every point, not only the ones that asked
+  // for it: the budget counts processes, and a cell left at 3 runs beside
+  // commits of 8 is where a step found later cannot be placed.
+  bool every_point = true;
 };
 
 struct SidePlan {

@@ -307,7 +307,9 @@ TEST_F(DaemonTest, APinnedBaselineIsReRunBesideEachCommitAndComparedWithIt) {
 
   int reruns = 0;
   for (const auto& r : runs_of(a)) reruns += r.kind == store::RunKind::kBaselineRerun && r.status == store::RunStatus::kOk;
-  EXPECT_EQ(reruns, 6);  // A B A B: one before each of b's and c's three runs
+  // A B A B: one before each of b's three runs and c's six (c's regression
+  // was measured again, to 6 runs, before it was flagged).
+  EXPECT_EQ(reruns, 9);
   auto cmp = store::AnalysisReader(*db_).comparisons_of_commit(commit_record(c).id);
   ASSERT_TRUE(cmp.has_value());
   int pinned = 0, worse = 0;
@@ -315,7 +317,7 @@ TEST_F(DaemonTest, APinnedBaselineIsReRunBesideEachCommitAndComparedWithIt) {
     if (x.basis != store::ComparisonBasis::kPinned) continue;
     ++pinned;
     EXPECT_EQ(x.against_commit_id, commit_record(a).id);
-    EXPECT_EQ(x.against_runs, 3);  // the re-runs made beside c
+    EXPECT_EQ(x.against_runs, 6);  // the re-runs made beside c
     worse += x.verdict == store::ChangeVerdict::kRegression;
   }
   EXPECT_EQ(pinned, 4);
@@ -323,13 +325,17 @@ TEST_F(DaemonTest, APinnedBaselineIsReRunBesideEachCommitAndComparedWithIt) {
   EXPECT_TRUE(logged("basis=pinned")) << log_text();
 }
 
-TEST_F(DaemonTest, DriftAwayFromThePinnedBaselineIsFlaggedOnceNamingWhereItStarted) {
+// The pin is a reference to read against (how far from the release), not
+// a look that flags: judged net of the flags since the pin, a missed or
+// misjudged step biased every later judgement (judge/README.md). Two +4%
+// steps, each inside the default band, leave the release behind by 8%: the
+// pinned comparisons say so; no flag is raised against the pin.
+TEST_F(DaemonTest, APinnedBaselineIsComparedWithEveryCommitButRaisesNoFlag) {
   std::string a = commit(fake_manifest(), "release", {{"src/k.c", "1"}});
   repo_.git("tag v1");
   json m = fake_manifest();
   m["runs"]["pinned_baseline"] = "v1";
   std::string b = commit(m, "pin the release", {{"src/k.c", "2"}});
-  // Two steps of 4 %, each inside the default +-5 % band, 8 % together.
   m["bench"]["env"]["FAKE_BENCH_SLOW"] = "base:1.04";
   std::string c = commit(m, "a little slower", {{"src/k.c", "3"}});
   m["bench"]["env"]["FAKE_BENCH_SLOW"] = "base:1.0816";
@@ -339,30 +345,21 @@ TEST_F(DaemonTest, DriftAwayFromThePinnedBaselineIsFlaggedOnceNamingWhereItStart
   o.since = b;
   watch_once(o);
 
-  // Against the release both points left the band at d. The pinned
-  // comparison's finding is placed by where it started: c, a step missed
-  // there, so c's comparison is confirmed with more runs first -- and with a
-  // bench this steady the 4% step at c is then flagged at c. The other 4%,
-  // which no flag explains, is a drift against the release, flagged once per
-  // point (at d or, once the band has calibrated, at e) and never again.
-  std::map<std::string, int> by_commit, drifts;
-  std::set<store::PointId> points;
-  for (const auto& f : flags()) {
-    EXPECT_EQ(f.flag.variant, "base");
-    EXPECT_EQ(f.flag.detail.value("verdict", ""), "regression") << f.flag.detail.dump();
-    if (f.flag.kind == store::FlagKind::kDrift) {
-      EXPECT_EQ(f.flag.detail.value("basis", ""), "pinned");
-      EXPECT_EQ(f.flag.detail.value("against", ""), a);
-      EXPECT_EQ(f.flag.detail.value("left_band_at", ""), f.sha);
-      ++drifts[f.sha];
+  for (const auto& f : flags()) EXPECT_NE(f.flag.detail.value("basis", ""), "pinned") << f.flag.detail.dump();
+  for (const auto& sha : {d, e}) {
+    auto cmp = store::AnalysisReader(*db_).comparisons_of_commit(commit_record(sha).id);
+    ASSERT_TRUE(cmp.has_value());
+    int slower = 0;
+    for (const auto& x : *cmp) {
+      if (x.basis != store::ComparisonBasis::kPinned) continue;
+      EXPECT_EQ(x.against_commit_id, commit_record(a).id);
+      if (x.variant == "base") {
+        EXPECT_NEAR(x.ratio.value_or(0), 1.0816, 0.01);
+        slower += x.verdict == store::ChangeVerdict::kRegression;
+      }
     }
-    ++by_commit[f.sha];
-    points.insert(f.flag.point_id);
+    EXPECT_EQ(slower, 2) << sha << "\n" << log_text();  // both points, 8% past the release
   }
-  EXPECT_EQ(points.size(), 2u) << log_text();
-  EXPECT_EQ(by_commit[b], 0);
-  EXPECT_EQ(by_commit[c], 2) << log_text();
-  EXPECT_EQ(drifts[d] + drifts[e], 2) << log_text();
   EXPECT_TRUE(logged("basis=pinned")) << log_text();
 }
 

@@ -35,9 +35,8 @@ TEST(RunPlan, DecidedCellsNeedNoRuns) {
 TEST(RunPlan, AChangeSeenOnFewRunsIsMeasuredAgainBeforeItIsFlagged) {
   std::vector<CellLook> cells = {cell(1, V::kWithinNoise), cell(2, V::kRegression, 3, 3)};
   RunPlan plan = plan_runs({cells, {3, 8, true}, {3, 8, true}});
-  EXPECT_EQ(plan.a.runs, 3);  // to runs_to_flag (6) a side, at that point only
+  EXPECT_EQ(plan.a.runs, 3);  // to runs_to_flag (6) a side
   EXPECT_EQ(plan.b.runs, 3);
-  EXPECT_EQ(plan.b.points, (std::set<store::PointId>{2}));
   PlanRequest r{cells, {3, 8, true}, {3, 8, true}};
   r.runs_to_flag = 3;  // a manifest that trusts 3 runs
   EXPECT_TRUE(plan_runs(r).done());
@@ -46,9 +45,21 @@ TEST(RunPlan, AChangeSeenOnFewRunsIsMeasuredAgainBeforeItIsFlagged) {
   EXPECT_EQ(plan.b.runs, 1);
 }
 
-TEST(RunPlan, AnUndecidedCellGrowsBothSidesAtItsPointOnly) {
+TEST(RunPlan, AnUndecidedCellGrowsBothSidesAndEachRunMeasuresEveryPoint) {
   std::vector<CellLook> cells = {cell(1, V::kWithinNoise), cell(2, V::kUndecided), cell(2, V::kWithinNoise, 3, 3, "wide")};
   RunPlan plan = plan_runs({cells, {3, 12, true}, {3, 12, true}});
+  EXPECT_EQ(plan.undecided, 1);
+  EXPECT_EQ(plan.a.runs, 3);  // 3 -> 6 a side
+  EXPECT_EQ(plan.b.runs, 3);
+  EXPECT_EQ(plan.a.points, (std::set<store::PointId>{1, 2}));
+  EXPECT_EQ(plan.b.points, (std::set<store::PointId>{1, 2}));
+}
+
+TEST(RunPlan, WithoutEveryPointARunMeasuresOnlyThePointsThatAskedForIt) {
+  std::vector<CellLook> cells = {cell(1, V::kWithinNoise), cell(2, V::kUndecided), cell(2, V::kWithinNoise, 3, 3, "wide")};
+  PlanRequest r{cells, {3, 12, true}, {3, 12, true}};
+  r.every_point = false;
+  RunPlan plan = plan_runs(r);
   EXPECT_EQ(plan.undecided, 1);
   EXPECT_EQ(plan.a.runs, 3);  // 3 -> 6 a side
   EXPECT_EQ(plan.b.runs, 3);
@@ -79,6 +90,7 @@ TEST(RunPlan, AConfirmationGrowsTheCellsItIsAboutEvenWithinNoiseButNotAFlaggedOn
   std::vector<CellLook> cells = {cell(1, V::kWithinNoise), cell(2, V::kWithinNoise), cell(3, V::kRegression),
                                  cell(4, V::kUndecided)};
   PlanRequest r{cells, {3, 12, true}, {3, 12, true}, /*confirm=*/true, {{"base", 1}, {"base", 3}}};
+  r.every_point = false;
   RunPlan plan = plan_runs(r);
   EXPECT_EQ(plan.a.points, (std::set<store::PointId>{1}));  // 3 is decided; 2 and 4 were not asked about
   EXPECT_EQ(plan.b.runs, 3);
