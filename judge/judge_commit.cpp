@@ -44,7 +44,7 @@ class Judging {
     if (auto s = pooled_values(); !s) return fail(s.error());
     if (auto s = with_previous(); !s) return fail(s.error());
     if (auto s = rejudge_grown(); !s) return fail(s.error());
-    if (auto s = drift(); !s) return fail(s.error());
+    if (auto s = levels(); !s) return fail(s.error());
     if (auto s = noise_evidence(); !s) return fail(s.error());
     if (auto s = experiments(); !s) return fail(s.error());
     if (auto s = change_points(); !s) return fail(s.error());
@@ -144,10 +144,10 @@ class Judging {
   }
 
   // Steps the commit comparisons missed, located over each cell's level
-  // (located_steps.h), then drift: slides against the pinned baseline or
-  // the cell's level (drift.h). Not in a confirmation job: these looks are
-  // over the history up to the head, judged once when a commit is new there.
-  Status drift() {
+  // (located_steps.h), then drift: slides against the cell's level
+  // (drift.h). Not in a confirmation job: these looks are over the history
+  // up to the head, judged once when a commit is new there.
+  Status levels() {
     if (!r_.confirm.empty()) return {};
     std::vector<Cell> cells;
     for (const auto& [cell, values] : b_runs_.values()) cells.push_back(cell);
@@ -168,6 +168,7 @@ class Judging {
   // taken as a step here, so that it is not also judged as drift.
   Result<bool> located_step(const LocatedStep& step) {
     if (!step.rejudged) {
+      if (step.shape == LocatedStep::Shape::kSlide) return false;
       // Which commit it is, and whether it is one, needs more runs around
       // it while they can have them: the likeliest commit is the best answer
       // only once its neighbours are at their budget.
@@ -179,13 +180,12 @@ class Judging {
       };
       auto before = settled(step.previous_commit), at = settled(step.commit), after = settled(step.next_commit);
       if (!before || !at || !after) return fail(!before ? before.error() : !at ? at.error() : after.error());
-      if (step.shape == LocatedStep::Shape::kSlide) return false;
       const bool clear = step.shape == LocatedStep::Shape::kStep && step.location_margin >= kLocationMargin;
       if (!clear && (!*before || !*at || !*after)) {
-        // A confirmation grows a commit and its predecessor.
-        const bool here = !*before || !*at;
+        // A confirmation grows a commit and its predecessor: the step's
+        // own commit, or the one after it when those two are at budget.
         ConfirmRequest c;
-        c.sha = here ? step.sha : step.next_sha;
+        c.sha = !*before || !*at ? step.sha : step.next_sha;
         c.cell = step.cell;
         c.point_key = names_.key(step.cell.point);
         c.change_point.p_value = step.comparison.p_value;
