@@ -13,6 +13,7 @@
 
 #include "benchmarks/judging_e2e/history.h"
 #include "common/result.h"
+#include "schemas/manifest_defaults.h"
 
 namespace judging_e2e {
 
@@ -23,7 +24,7 @@ struct RepoOptions {
   std::uint64_t bench_seed = 1;
   bool pinned = false;              // runs.pinned_baseline = "pin" (the first commit)
   int per_commit = 3;
-  int max_per_commit = 8;
+  int max_per_commit = perfwatch::schemas::kDefaultMaxRunsPerCommit;
   std::string name;                 // the manifest's name
 };
 

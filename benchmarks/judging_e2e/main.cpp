@@ -34,6 +34,7 @@
 #include "benchmarks/judging_e2e/scenario.h"
 #include "benchmarks/judging_e2e/scorer.h"
 #include "runner/process.h"
+#include "schemas/manifest_defaults.h"
 
 namespace fs = std::filesystem;
 using namespace judging_e2e;
@@ -45,7 +46,7 @@ struct Options {
   std::string bench = JUDGING_E2E_BENCH;
   int histories = 5;
   int commits = 60;
-  int max_per_commit = 8;  // the manifest's runs.max_per_commit: the budget judged within
+  int max_per_commit = perfwatch::schemas::kDefaultMaxRunsPerCommit;  // the manifest's runs.max_per_commit: the budget judged within
   std::string scenarios;   // empty: all
   unsigned long long seed = 1;
   int jobs = 1;
