@@ -7,6 +7,7 @@
 #include "cli/adapter_command.h"
 #include "cli/bench_command.h"
 #include "cli/experiment_command.h"
+#include "cli/jobs_command.h"
 #include "cli/noise_command.h"
 #include "cli/query_command.h"
 #include "cli/serve_command.h"
@@ -31,6 +32,7 @@ int main(int argc, char** argv) {
   perfwatch::cli::add_flags_command(app, global, &exit_code);
   perfwatch::cli::add_experiment_command(app, global, &exit_code);
   perfwatch::cli::add_query_command(app, global, &exit_code);
+  perfwatch::cli::add_jobs_command(app, global, &exit_code);
   perfwatch::cli::add_serve_command(app, global, &exit_code);
   perfwatch::cli::add_adapter_command(app, &exit_code);
 

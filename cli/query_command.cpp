@@ -15,6 +15,7 @@
 #include "views/flag_view.h"
 #include "views/history_view.h"
 #include "views/run_view.h"
+#include "views/webhooks_view.h"
 
 namespace perfwatch::cli {
 
@@ -59,6 +60,13 @@ struct HistoryArgs : Common {
   std::string variant;
   std::string point;
   int limit = views::HistoryRequest{}.limit;
+};
+
+struct WebhookArgs {
+  std::string state;
+  store::FlagId flag = 0;
+  int limit = views::WebhooksRequest{}.limit;
+  bool json = false;
 };
 
 struct AckArgs {
@@ -241,6 +249,26 @@ int query_history(const GlobalOptions& global, const HistoryArgs& args) {
   return kExitOk;
 }
 
+int query_webhooks(const GlobalOptions& global, const WebhookArgs& args) {
+  auto db = open_database(global);
+  if (!db) return kExitStoreError;
+  views::WebhooksRequest r;
+  r.limit = args.limit;
+  if (args.flag) r.flag = args.flag;
+  if (!args.state.empty() && args.state != "any") {
+    r.state = store::parse_outbox_state(args.state);
+    if (!r.state) return report_error(invalid_argument("--state " + args.state, "must be pending, delivered, failed or any"));
+  }
+  auto view = views::webhooks_view(*db, r);
+  if (!view) return report_view_error(view.error());
+  if (args.json) {
+    print_json(views::webhooks_document(*view));
+  } else {
+    print_text(views::webhooks_text(*view));
+  }
+  return kExitOk;
+}
+
 void add_flag_filters(CLI::App* cmd, FlagArgs* a) {
   cmd->add_option("--repo", a->repo, "The repository (default: the only one in the database)");
   cmd->add_flag("--all", a->all, "Acknowledged and withdrawn flags too");
@@ -257,7 +285,8 @@ void add_flag_filters(CLI::App* cmd, FlagArgs* a) {
 }  // namespace
 
 void add_query_command(CLI::App& app, const GlobalOptions& global, int* exit_code) {
-  CLI::App* cmd = app.add_subcommand("query", "What the store knows: experiments, runs, flags, a point's history");
+  CLI::App* cmd =
+      app.add_subcommand("query", "What the store knows: experiments, runs, flags, a point's history, webhooks");
   cmd->require_subcommand(1);
 
   auto ex = std::make_shared<ExperimentArgs>();
@@ -308,6 +337,18 @@ void add_query_command(CLI::App& app, const GlobalOptions& global, int* exit_cod
       ->check(CLI::Range(1, views::kHistoryLimitMax));
   h->add_flag("--json", hi->json, "As JSON (the API's history document, schemas/api/history.schema.json)");
   h->callback([&global, hi, exit_code] { *exit_code = query_history(global, *hi); });
+
+  auto wh = std::make_shared<WebhookArgs>();
+  CLI::App* w = cmd->add_subcommand(
+      "webhooks", "The webhook outbox, newest first: each message pending, delivered (when, after how many attempts) "
+                  "or failed (with its last error)");
+  w->add_option("--state", wh->state, "pending, delivered, failed or any (default: any)");
+  w->add_option("--flag", wh->flag, "Only the messages about this flag");
+  w->add_option("--limit", wh->limit, "At most this many, newest first")
+      ->capture_default_str()
+      ->check(CLI::Range(1, views::kWebhooksLimitMax));
+  w->add_flag("--json", wh->json, "As JSON (the API's webhooks document, schemas/api/webhooks.schema.json)");
+  w->callback([&global, wh, exit_code] { *exit_code = query_webhooks(global, *wh); });
 }
 
 void add_flags_command(CLI::App& app, const GlobalOptions& global, int* exit_code) {

@@ -1,4 +1,4 @@
-// perfwatch query experiments|runs|flags|history, and perfwatch flags
+// perfwatch query experiments|runs|flags|history|webhooks, and perfwatch flags
 // [ack]: what the store knows, for people (tables) and tools (--json, in the
 // web API's shapes).
 #pragma once

@@ -187,7 +187,10 @@ class CommitJob {
     return go_on();
   }
 
-  // Judging decides; this job announces what it returned and queues the confirmations.
+  // Judging decides; this job announces what it returned and queues the
+  // confirmations. What judging stores, the webhook messages that announce
+  // it and the confirm jobs are one transaction: a crash leaves all or none
+  // of them, and a redo judges (and announces) again. Delivery follows.
   Ended judge() {
     runs_->progress(store::JobProgress{.step = store::JobStep::kAnalyse});
     judge::JudgeRequest r;
@@ -202,10 +205,16 @@ class CommitJob {
     r.confirm = confirm_cells_;
     r.policy = ctx_.options.policy;
     r.change_point_window = ctx_.options.change_point_window;
+    store::Transaction tx(ctx_.db);
+    if (!tx.status()) return fail(tx.status().error());
     auto judged = judge::judge_commit(ctx_.db, r);
     if (!judged) return fail(judged.error());
-    announce(ctx_, manifest_, commit_, job_.branch, *judged);
+    auto queued = queue_webhooks(ctx_, manifest_, commit_, job_.branch, *judged);
+    if (!queued) return fail(queued.error());
     if (auto s = queue_confirmations(ctx_, job_.branch, judged->confirms); !s) return fail(s.error());
+    if (auto s = tx.commit(); !s) return fail(s.error());
+    announce(ctx_, manifest_, commit_, job_.branch, *judged, *queued);
+    if (auto s = deliver_webhooks(ctx_); !s) return fail(s.error());
     return go_on();
   }
 

@@ -12,6 +12,7 @@
 #include "daemon/env.h"
 #include "daemon/event_log.h"
 #include "daemon/webhook.h"
+#include "daemon/webhook_outbox.h"
 #include "daemon/workbench.h"
 #include "runner/git.h"
 #include "store/database.h"
@@ -29,6 +30,7 @@ struct WatchOptions {
   bool once = false;                // process everything new, then return
   std::string since;                // back-fill from this revision (inclusive); empty: from the head on
   std::string webhook_url;          // empty: none
+  DeliveryPolicy webhook_delivery;  // retries of the outbox's messages
   std::uint64_t seed = 0;           // bench input seed; 0 = the bench picks one per run
   // Commits of history that change-point detection looks at (the newest
   // ones): the work per commit does not grow with the history's length.
@@ -54,7 +56,11 @@ struct Context {
   Env& env;  // system_env, or the one a test passed
   store::RepoId repo = 0;
   Workbench workbench;
-  std::optional<Webhook> webhook;
+  std::optional<Webhook> webhook;  // the configured one: new messages go to its URL
+  // Where the outbox's messages are POSTed (any URL they name, configured
+  // now or when they were written): http_poster, or the one a test set.
+  HttpWebhookPoster http_poster;
+  WebhookPoster* poster = &http_poster;
   // Set when the daemon is asked to stop (SIGINT/SIGTERM): a job stops
   // between runs and is left running, so the next start redoes it.
   const std::atomic<bool>* stop = nullptr;
@@ -65,6 +71,9 @@ struct Context {
       : db(db_), log(log_), options(options_), git(options_.repo),
         system_env(options_.repo, options_.manifest_path), env(env_ ? *env_ : system_env), repo(repo_),
         workbench(options_.state_dir, options_.repo, options_.build_slots) {}
+  // `poster` may point at this Context's own http_poster: never copied.
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
 };
 
 }  // namespace perfwatch::daemon

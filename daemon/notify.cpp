@@ -1,7 +1,9 @@
 #include "daemon/notify.h"
 
 #include <cstdio>
+#include <optional>
 
+#include "daemon/webhook_outbox.h"
 #include "judge/commit_runs.h"
 #include "store/repo_store.h"
 
@@ -59,8 +61,20 @@ class Announcer {
       e.add("left_band_at", f.flag.detail.value("left_band_at", "").substr(0, 10));
     }
     if (!f.reason.empty()) e.add("reason", f.reason);
-    e.emit();
-    post(f, sha, point);
+  }
+
+  // The message for a flag event, if it is one that people are told of.
+  std::optional<store::OutboxMessage> webhook(const judge::FlagEvent& f) {
+    if (!ctx_.webhook) return std::nullopt;
+    auto body = webhook_body(f, sha_of(f.flag.commit_id), names_.key(f.flag.point_id));
+    if (!body) return std::nullopt;
+    store::OutboxMessage m;
+    m.url = ctx_.webhook->url();
+    m.event = (*body)["event"].get<std::string>();
+    m.flag_id = f.flag.id;
+    m.commit_sha = sha_of(f.flag.commit_id);
+    m.body = std::move(*body);
+    return m;
   }
 
   void experiment(const judge::ExperimentNote& x) {
@@ -82,11 +96,11 @@ class Announcer {
  private:
   // Regressions are what people are woken for: new ones, and the withdrawal
   // of one that was announced (raised earlier, so no longer new).
-  void post(const judge::FlagEvent& f, const std::string& sha, const std::string& point) {
-    if (!ctx_.webhook || f.flag.detail.value("verdict", "") != "regression") return;
+  std::optional<json> webhook_body(const judge::FlagEvent& f, const std::string& sha, const std::string& point) {
+    if (f.flag.detail.value("verdict", "") != "regression") return std::nullopt;
     const bool raised = f.what == judge::FlagEvent::What::kRaised;
     const bool withdrawn = f.what == judge::FlagEvent::What::kWithdrawn;
-    if (!raised && !withdrawn) return;
+    if (!raised && !withdrawn) return std::nullopt;
     const std::string basis = f.flag.detail.value("basis", "previous");
     const std::string verb = withdrawn ? "withdrawn: regression " : "regression ";
     json message = {
@@ -105,10 +119,7 @@ class Announcer {
                      point + " (" + f.flag.variant + ") in " + sha.substr(0, 10) + " " + subject_of(f.flag.commit_id) +
                      (withdrawn ? " -- " + f.reason : "")}};
     if (withdrawn) message["reason"] = f.reason;
-    auto posted = ctx_.webhook->post(message);
-    auto w = ctx_.log.event("webhook");
-    w.commit(sha).add("flag", static_cast<long long>(f.flag.id)).add("status", posted ? "ok" : "failed");
-    if (!posted) w.add("message", posted.error().to_string());
+    return message;
   }
 
   const store::CommitRecord& record(store::CommitId id) {
@@ -134,17 +145,47 @@ class Announcer {
 
 }  // namespace
 
+Result<std::vector<store::OutboxRecord>> queue_webhooks(Context& ctx, const runner::Manifest& manifest,
+                                                        const store::CommitRecord& commit, const std::string& branch,
+                                                        const judge::JudgeResult& result) {
+  std::vector<store::OutboxRecord> out;
+  if (!ctx.webhook) return out;
+  Announcer a(ctx, manifest, commit, branch);
+  store::OutboxWriter outbox(ctx.db);
+  for (const auto& f : result.flags) {
+    auto m = a.webhook(f);
+    if (!m) continue;
+    auto written = outbox.add(*m);
+    if (!written) return fail(written.error());
+    out.push_back(std::move(*written));
+  }
+  return out;
+}
+
 void announce(Context& ctx, const runner::Manifest& manifest, const store::CommitRecord& commit,
-              const std::string& branch, const judge::JudgeResult& result) {
+              const std::string& branch, const judge::JudgeResult& result,
+              const std::vector<store::OutboxRecord>& queued) {
   Announcer a(ctx, manifest, commit, branch);
   for (const auto& c : result.comparisons) a.comparison(c);
   for (const auto& f : result.flags) a.flag(f);
+  for (const auto& m : queued) {
+    auto e = ctx.log.event("webhook");
+    e.commit(m.commit_sha);
+    if (m.flag_id) e.add("flag", static_cast<long long>(*m.flag_id));
+    e.add("event", m.event).add("message_id", m.message_id).add("status", "queued");
+  }
   if (result.unchanged_pair) {
     ctx.log.event("noise").commit(commit.sha).add("unchanged_pair", result.unchanged_pair->substr(0, 10)).add(
         "binary", result.binary_hash);
   }
   for (const auto& x : result.experiments) a.experiment(x);
   for (const auto& r : result.confirms) a.confirm(r);
+}
+
+Status deliver_webhooks(Context& ctx) {
+  auto round = deliver_due(ctx.db, ctx.log, *ctx.poster, ctx.options.webhook_delivery, ctx.stop);
+  if (!round) return fail(round.error());
+  return {};
 }
 
 }  // namespace perfwatch::daemon

@@ -7,7 +7,9 @@
 #include "daemon/commit_job.h"
 #include "daemon/leftovers.h"
 #include "daemon/noise.h"
+#include "daemon/notify.h"
 #include "store/job_progress_store.h"
+#include "store/outbox_store.h"
 #include "store/queue_store.h"
 #include "store/repo_store.h"
 
@@ -67,7 +69,23 @@ Status Watcher::recover() {
   for (store::JobId id : r->cut_off) ctx_.log.event("recover").add("job", static_cast<long long>(id)).add("status", "cut_off");
   for (store::RunId id : r->runs_cut_off) ctx_.log.event("recover").add("run", static_cast<long long>(id)).add("status", "cut_off");
   for (store::JobId id : r->requeued) ctx_.log.event("recover").add("job", static_cast<long long>(id)).add("status", "requeued");
-  return {};
+  // Given up on: said once, here, with what to do about it.
+  for (const auto& job : r->gave_up) {
+    ctx_.log.event("recover")
+        .commit(job.commit_sha)
+        .add("job", static_cast<long long>(job.id))
+        .add("status", "gave_up")
+        .add("attempts", static_cast<long long>(job.attempts - job.stops))
+        .add("stops", static_cast<long long>(job.stops))
+        .add("requeue_with", "perfwatch jobs requeue " + job.commit_sha.substr(0, 10))
+        .add("message", job.message);
+  }
+  // Webhook messages a killed daemon stored and did not deliver: now.
+  auto outbox = store::OutboxReader(ctx_.db).counts();
+  if (!outbox) return fail(outbox.error());
+  if (const auto pending = (*outbox)[store::OutboxState::kPending]; pending > 0)
+    ctx_.log.event("recover").add("webhooks_pending", static_cast<long long>(pending));
+  return deliver_webhooks(ctx_);
 }
 
 Result<int> Watcher::poll() {
@@ -240,6 +258,7 @@ Status Watcher::run(const std::atomic<bool>& stop) {
       if (stop) return {};
       auto worked = work_one();
       if (!worked) return fail(worked.error());
+      if (auto s = deliver_webhooks(ctx_); !s) return s;  // retries that came due meanwhile
       if (!*worked) break;
       // New commits may arrive while a long queue is worked.
       if (!options_.once && Clock::now() - last_poll > std::chrono::duration<double>(options_.interval_s)) {
@@ -250,7 +269,14 @@ Status Watcher::run(const std::atomic<bool>& stop) {
     if (options_.once) return {};
     const auto wake = last_poll + std::chrono::duration_cast<Clock::duration>(
                                       std::chrono::duration<double>(options_.interval_s));
-    while (!stop && Clock::now() < wake) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    auto last_delivery = Clock::now();
+    while (!stop && Clock::now() < wake) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (Clock::now() - last_delivery >= std::chrono::seconds(5)) {
+        if (auto s = deliver_webhooks(ctx_); !s) return s;
+        last_delivery = Clock::now();
+      }
+    }
   }
 }
 

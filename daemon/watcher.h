@@ -34,7 +34,9 @@ class Watcher {
   Context& context() { return ctx_; }
 
   // Jobs a killed daemon left running become cut_off (their running runs
-  // too) and are queued again once; call before working the queue.
+  // too) and are queued again once -- or, out of attempts, gave_up, with a
+  // log line saying how to re-queue them; webhook messages still pending
+  // are delivered (what is due). Call before working the queue.
   Status recover();
 
   // Queues the branch's new commits; returns how many jobs were created.
@@ -47,7 +49,8 @@ class Watcher {
   // recover(); then poll and work until the queue is empty, polling again
   // every interval_s; with options.once, return then; otherwise sleep and
   // repeat until `stop` is set (checked between runs, between jobs and
-  // while sleeping).
+  // while sleeping). Webhook messages that are due are delivered after
+  // each job and every 5 s while it sleeps.
   Status run(const std::atomic<bool>& stop);
 
  private:

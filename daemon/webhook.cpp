@@ -22,7 +22,7 @@ Result<Webhook> Webhook::make(const std::string& url, double timeout_s) {
   return Webhook(url, scheme + "://" + host, path, timeout_s);
 }
 
-Status Webhook::post(const nlohmann::json& message) const {
+Status Webhook::post(const nlohmann::json& message, const std::string& message_id) const {
   httplib::Client client(origin_);
   if (!client.is_valid()) return fail(invalid_argument("webhook " + url_, "cannot make a client for " + origin_));
   const auto seconds = static_cast<time_t>(timeout_s_);
@@ -30,7 +30,9 @@ Status Webhook::post(const nlohmann::json& message) const {
   client.set_connection_timeout(seconds, micros);
   client.set_read_timeout(seconds, micros);
   client.set_write_timeout(seconds, micros);
-  auto response = client.Post(path_.c_str(), json_text(message), "application/json");
+  httplib::Headers headers;
+  if (!message_id.empty()) headers.emplace("X-Perfwatch-Message-Id", message_id);
+  auto response = client.Post(path_.c_str(), headers, json_text(message), "application/json");
   if (!response) {
     return fail(io_error("webhook " + url_, "POST failed: " + httplib::to_string(response.error())));
   }
@@ -38,6 +40,12 @@ Status Webhook::post(const nlohmann::json& message) const {
     return fail(Error{ErrorCode::kFailed, "webhook " + url_, "POST answered " + std::to_string(response->status)});
   }
   return {};
+}
+
+Status HttpWebhookPoster::post(const std::string& url, const nlohmann::json& body, const std::string& message_id) {
+  auto hook = Webhook::make(url, timeout_s_);
+  if (!hook) return fail(hook.error());
+  return hook->post(body, message_id);
 }
 
 }  // namespace perfwatch::daemon

@@ -290,7 +290,7 @@ Result<StoreMetrics> HistoryReader::metrics() {
     detail::check(tx.status());
     StoreMetrics m;
     for (auto s : {JobState::kQueued, JobState::kRunning, JobState::kDone, JobState::kFailed, JobState::kCutOff,
-                   JobState::kSkipped})
+                   JobState::kSkipped, JobState::kGaveUp})
       m.jobs_by_state[s] = 0;
     for (auto s : {RunStatus::kRunning, RunStatus::kOk, RunStatus::kBuildFailed, RunStatus::kCrashed,
                    RunStatus::kTimeout, RunStatus::kProtocolError, RunStatus::kCutOff, RunStatus::kFailed})

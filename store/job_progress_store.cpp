@@ -117,7 +117,8 @@ std::optional<JobStep> final_step(JobState state) {
     case JobState::kDone: return JobStep::kDone;
     case JobState::kFailed: return JobStep::kFailed;
     case JobState::kSkipped: return JobStep::kSkipped;
-    case JobState::kCutOff: return JobStep::kCutOff;
+    case JobState::kCutOff:
+    case JobState::kGaveUp: return JobStep::kCutOff;
     case JobState::kQueued:
     case JobState::kRunning: return std::nullopt;
   }

@@ -31,6 +31,39 @@ int read_user_version(Database& db) {
   return q->returning<int>("user_version");
 }
 
+// SQLite's way of changing a table that others refer to
+// (lang_altertable.html, "Making Other Kinds Of Table Schema Changes"):
+// foreign keys off while a migration runs -- set outside the transaction,
+// where the pragma takes effect -- so that rebuilding a table (create the new
+// one, copy, drop the old, rename) does not delete or orphan the rows that
+// refer to it; on again when it is done, whatever happened.
+class ForeignKeysOff {
+ public:
+  explicit ForeignKeysOff(Database& db) : db_(db) { Access::exec(db_, "PRAGMA foreign_keys = OFF"); }
+  ForeignKeysOff(const ForeignKeysOff&) = delete;
+  ForeignKeysOff& operator=(const ForeignKeysOff&) = delete;
+  ~ForeignKeysOff() {
+    try {
+      Access::exec(db_, "PRAGMA foreign_keys = ON");
+    } catch (...) {
+      // Only fails on a closed or broken connection, which nothing uses after.
+    }
+  }
+
+ private:
+  Database& db_;
+};
+
+// Inside the migration's transaction, before it commits: every reference
+// still finds its row (PRAGMA foreign_key_check names the first that does not).
+void check_foreign_keys(Database& db, const std::string& migration) {
+  detail::Statement s(Access::handle(db), "PRAGMA foreign_key_check");
+  if (!s.step()) return;
+  detail::raise(ErrorCode::kInternal, migration + ": leaves a row of " + s.get<std::string>("table") + " (rowid " +
+                                          std::to_string(s.get<std::optional<std::int64_t>>("rowid").value_or(0)) +
+                                          ") referring to a missing row of " + s.get<std::string>("parent"));
+}
+
 }  // namespace
 
 Result<std::vector<Migration>> migrations() {
@@ -77,6 +110,7 @@ Result<int> migrate(Database& db, int target) {
       detail::raise(ErrorCode::kInvalidArgument, "schema version " + std::to_string(version) +
                                                      " is above the requested " + std::to_string(target));
     while (version < target) {
+      ForeignKeysOff fk_off(db);
       Transaction tx(db, Transaction::Mode::kImmediate);
       detail::check(tx.status());
       // Another process may have migrated while we waited for the lock.
@@ -88,6 +122,7 @@ Result<int> migrate(Database& db, int target) {
       } catch (const detail::Failure& f) {
         detail::raise(f.code, next.name + ": " + f.message);
       }
+      check_foreign_keys(db, next.name);
       Access::exec(db, "PRAGMA user_version = " + std::to_string(next.version));
       detail::check(tx.commit());
       version = next.version;

@@ -29,6 +29,10 @@ int latest_schema_version();
 // Applies, in order, every migration above the database's version up to
 // `target`, each in its own IMMEDIATE transaction together with its
 // user_version bump, so a crash leaves the database at a whole version.
+// Foreign keys are off while a migration runs (so one may rebuild a table
+// that others refer to, as SQLite documents) and checked before it commits:
+// a migration that leaves a reference without its row fails (kInternal) and
+// is rolled back.
 // Safe against a concurrent migrator (the version is re-read under the lock).
 // Refuses (kInvalidArgument) a database whose version is above `target`:
 // a newer perfwatch wrote it, and this binary must not touch it. Returns the

@@ -1,5 +1,7 @@
 #include "store/queue_store.h"
 
+#include <cctype>
+
 #include "store/detail/rows.h"
 #include "store/detail/statement.h"
 
@@ -140,13 +142,22 @@ Result<Recovery> JobQueue::recover_after_crash(int max_attempts) {
         q->bind(":now", now).bind(":why", why).bind(":job", job.id);
         while (q->step()) out.runs_cut_off.push_back(q->get<RunId>("id"));
       }
+      if (job.attempts - job.stops >= max_attempts) {
+        const std::string gave_up = "gave up after " + std::to_string(job.attempts - job.stops) +
+                                    " attempt(s), each cut off (" + std::to_string(job.stops) +
+                                    " interruption(s) by a stop not counted): " + why;
+        Query q(db_, "UPDATE jobs SET state = 'gave_up', finished_at = :now, message = :why WHERE id = :id");
+        q->bind(":now", now).bind(":why", gave_up).bind(":id", job.id);
+        q->run();
+        out.gave_up.push_back(read_job_by_id(db_, job.id));
+        continue;
+      }
       {
         Query q(db_, "UPDATE jobs SET state = 'cut_off', finished_at = :now, message = :why WHERE id = :id");
         q->bind(":now", now).bind(":why", why).bind(":id", job.id);
         q->run();
       }
       out.cut_off.push_back(job.id);
-      if (job.attempts - job.stops >= max_attempts) continue;
       Query q(db_,
               "INSERT INTO jobs (repo_id, commit_sha, branch, kind, attempts, stops, priority, options_json, retry_of, "
               "  queue_position, enqueued_at, message) "
@@ -158,6 +169,83 @@ Result<Recovery> JobQueue::recover_after_crash(int max_attempts) {
           .bind(":id", job.id);
       out.requeued.push_back(q->returning<JobId>("id"));
     }
+    detail::check(tx.commit());
+    return out;
+  });
+}
+
+Result<Requeued> JobQueue::requeue(std::optional<RepoId> repo, std::string_view commit_sha, std::string_view by) {
+  return guard(db_, "re-queue commit " + std::string(commit_sha), [&] {
+    std::string prefix(commit_sha);
+    for (char& c : prefix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const bool hex = prefix.find_first_not_of("0123456789abcdef") == std::string::npos;
+    if (!hex || prefix.size() < 4 || prefix.size() > 64)
+      raise(ErrorCode::kInvalidArgument, "commit '" + std::string(commit_sha) + "': must be a sha or a prefix of 4 to 64 hex digits");
+    Transaction tx(db_);
+    detail::check(tx.status());
+    // The commit the prefix names, among the jobs.
+    std::vector<std::string> shas;
+    {
+      Query q(db_, "SELECT DISTINCT commit_sha FROM jobs WHERE (:repo IS NULL OR repo_id = :repo) "
+                   "AND substr(commit_sha, 1, :n) = :prefix ORDER BY commit_sha LIMIT 3");
+      q->bind(":repo", repo).bind(":n", static_cast<std::int64_t>(prefix.size())).bind(":prefix", prefix);
+      while (q->step()) shas.push_back(q->get<std::string>("commit_sha"));
+    }
+    if (shas.empty()) raise(ErrorCode::kNotFound, "commit " + prefix + ": no job of this commit");
+    if (shas.size() > 1)
+      raise(ErrorCode::kInvalidArgument, "commit " + prefix + ": names several commits (" + shas[0].substr(0, 12) +
+                                             ", " + shas[1].substr(0, 12) + (shas.size() > 2 ? ", ..." : "") +
+                                             "): give more digits");
+    const std::string& sha = shas[0];
+    std::optional<JobRecord> given_up;
+    {
+      Query q(db_, std::string("SELECT ") + detail::kJobColumns +
+                       " FROM jobs j WHERE (:repo IS NULL OR j.repo_id = :repo) AND j.commit_sha = :sha "
+                       "AND j.state = 'gave_up' AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.retry_of = j.id) "
+                       "ORDER BY j.id DESC LIMIT 1");
+      q->bind(":repo", repo).bind(":sha", sha);
+      if (q->step()) given_up = detail::read_job(*q);
+    }
+    if (!given_up) {
+      Query q(db_, std::string("SELECT ") + detail::kJobColumns +
+                       " FROM jobs j WHERE (:repo IS NULL OR j.repo_id = :repo) AND j.commit_sha = :sha "
+                       "ORDER BY j.id DESC LIMIT 1");
+      q->bind(":repo", repo).bind(":sha", sha);
+      std::string newest;
+      if (q->step()) {
+        auto job = detail::read_job(*q);
+        newest = ": its newest job, " + std::to_string(job.id) + ", is " + std::string(to_string(job.state));
+      }
+      raise(ErrorCode::kInvalidArgument, "commit " + sha.substr(0, 10) + ": no job of it was given up" + newest +
+                                             " (only a given-up job is re-queued)");
+    }
+    {
+      Query q(db_, std::string("SELECT id, state FROM jobs WHERE repo_id = :repo AND commit_sha = :sha AND ") + kWork +
+                       " = :work AND state IN ('queued', 'running') LIMIT 1");
+      q->bind(":repo", given_up->repo_id).bind(":sha", sha).bind(":work", work_of(given_up->kind));
+      if (q->step())
+        raise(ErrorCode::kInvalidArgument, "commit " + sha.substr(0, 10) + ": job " +
+                                               std::to_string(q->get<JobId>("id")) + " of it is " +
+                                               q->get<std::string>("state") + " already");
+    }
+    Query q(db_,
+            "INSERT INTO jobs (repo_id, commit_sha, branch, kind, attempts, stops, priority, options_json, retry_of, "
+            "  queue_position, enqueued_at, message) "
+            "SELECT repo_id, commit_sha, branch, kind, 0, 0, priority, options_json, id, "
+            "  coalesce(queue_position, id), :now, :message FROM jobs WHERE id = :id "
+            "RETURNING id");
+    q->bind(":now", db_.now())
+        .bind(":message", "re-queued by " + std::string(by.empty() ? "hand" : by) + ": redoes job " +
+                              std::to_string(given_up->id) + ", which was given up on")
+        .bind(":id", given_up->id);
+    const JobId id = q->returning<JobId>("id");
+    {
+      Query mark(db_, "UPDATE jobs SET state = 'cut_off', message = message || :note WHERE id = :id");
+      mark->bind(":note", "; re-queued by " + std::string(by.empty() ? "hand" : by) + " as job " + std::to_string(id))
+          .bind(":id", given_up->id);
+      mark->run();
+    }
+    Requeued out{read_job_by_id(db_, given_up->id), read_job_by_id(db_, id)};
     detail::check(tx.commit());
     return out;
   });
@@ -198,7 +286,7 @@ Result<std::map<JobState, std::int64_t>> JobReader::counts() {
   return guard(db_, "count jobs", [&] {
     std::map<JobState, std::int64_t> out;
     for (auto s : {JobState::kQueued, JobState::kRunning, JobState::kDone, JobState::kFailed, JobState::kCutOff,
-                   JobState::kSkipped})
+                   JobState::kSkipped, JobState::kGaveUp})
       out[s] = 0;
     Query q(db_, "SELECT state, count(*) AS n FROM jobs GROUP BY state");
     while (q->step()) out[detail::read_enum(*q, "state", parse_job_state)] = q->get<std::int64_t>("n");

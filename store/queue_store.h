@@ -4,7 +4,9 @@
 // Life of a job: queued -> running (claim_next) -> done | failed | skipped
 // (finish). A job found `running` when the daemon starts belonged to a
 // daemon that was killed: recover_after_crash marks it and its running runs
-// cut_off and queues one new job that redoes it.
+// cut_off and queues one new job that redoes it -- or, once it has been cut
+// off max_attempts times, marks it gave_up: then only requeue() (a person:
+// `perfwatch jobs requeue`) queues it again.
 #pragma once
 
 #include <map>
@@ -40,7 +42,13 @@ struct Enqueued {
 struct Recovery {
   std::vector<JobId> cut_off;        // jobs found running, now cut_off
   std::vector<JobId> requeued;       // their new jobs (one each, unless out of attempts)
+  std::vector<JobRecord> gave_up;    // jobs found running and out of attempts, now gave_up (not in cut_off)
   std::vector<RunId> runs_cut_off;   // their runs that were running
+};
+
+struct Requeued {
+  JobRecord given_up;  // the job that was given up on, now cut_off (redone), its message saying by whom
+  JobRecord job;       // the new queued job that redoes it
 };
 
 class JobQueue {
@@ -67,12 +75,28 @@ class JobQueue {
   Status interrupted_by_stop(JobId job, std::string_view message);
 
   // Call once when the daemon starts, before claiming. In one transaction:
-  // every running job becomes cut_off, its running runs become cut_off, and
-  // a new queued job redoes it (retry_of = the old one, attempts carried
-  // over) unless it has been claimed max_attempts times already, stops
-  // not counted (attempts - stops). Running it again finds nothing to do:
-  // each cut-off job is re-queued exactly once.
+  // every running job's running runs become cut_off, and the job becomes
+  // cut_off with a new queued job that redoes it (retry_of = the old one,
+  // attempts carried over) -- unless it has been claimed max_attempts times
+  // already, stops not counted (attempts - stops): then it becomes gave_up,
+  // its message saying after how many attempts and why, and nothing redoes
+  // it. Running it again finds nothing to do: each cut-off job is re-queued
+  // exactly once.
   Result<Recovery> recover_after_crash(int max_attempts = 3);
+
+  // A commit given up on, queued again by a person, in one transaction: the
+  // newest job of `commit_sha` (a full sha, or a prefix of 4+ hex digits
+  // that names one commit among the jobs) in state gave_up gets one new
+  // queued job (retry_of = it; attempts and stops from 0, so it has
+  // max_attempts again; its place in the queue is the given-up job's), and
+  // becomes cut_off -- what a job redone after a crash is -- with "; re-queued
+  // by <by> as job N" added to its message. So gave_up always means "given
+  // up, and nothing redoes it". `repo`: nullopt for any repo.
+  // kNotFound: the commit has no job at all. kInvalidArgument: the sha is
+  // not hex, the prefix names several commits, none of the commit's jobs is
+  // given up and not yet redone (the message names its newest job's state),
+  // or a job of the same work is queued or running for it (named).
+  Result<Requeued> requeue(std::optional<RepoId> repo, std::string_view commit_sha, std::string_view by);
 
  private:
   Database& db_;

@@ -48,12 +48,13 @@ constexpr Words<ExperimentVerdict, 5> kExperimentVerdict{{{ExperimentVerdict::kA
                                                           {ExperimentVerdict::kNoEffect, "no_effect"},
                                                           {ExperimentVerdict::kPending, "pending"}}};
 constexpr Words<JobKind, 3> kJobKind{{{JobKind::kBench, "bench"}, {JobKind::kNoise, "noise"}, {JobKind::kBackfill, "backfill"}}};
-constexpr Words<JobState, 6> kJobState{{{JobState::kQueued, "queued"},
+constexpr Words<JobState, 7> kJobState{{{JobState::kQueued, "queued"},
                                         {JobState::kRunning, "running"},
                                         {JobState::kDone, "done"},
                                         {JobState::kFailed, "failed"},
                                         {JobState::kCutOff, "cut_off"},
-                                        {JobState::kSkipped, "skipped"}}};
+                                        {JobState::kSkipped, "skipped"},
+                                        {JobState::kGaveUp, "gave_up"}}};
 
 template <class E, std::size_t N>
 std::string_view word(const Words<E, N>& words, E value) {

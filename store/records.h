@@ -51,7 +51,9 @@ enum class FlagKind { kRegression, kImprovement, kChangepoint, kDrift };
 enum class ExperimentSource { kAuto, kTrailer, kManual };
 enum class ExperimentVerdict { kAccepted, kRejected, kMixed, kNoEffect, kPending };
 enum class JobKind { kBench, kNoise, kBackfill };
-enum class JobState { kQueued, kRunning, kDone, kFailed, kCutOff, kSkipped };
+// kGaveUp: cut off max_attempts times (stops not counted) and not redone by
+// itself: see JobQueue::recover_after_crash and JobQueue::requeue.
+enum class JobState { kQueued, kRunning, kDone, kFailed, kCutOff, kSkipped, kGaveUp };
 
 std::string_view to_string(BuildStatus v);
 std::string_view to_string(Backend v);
@@ -447,7 +449,7 @@ struct JobRecord {
   std::int64_t stops = 0;
   std::int64_t priority = 0;  // higher is claimed first; ties in enqueue order
   nlohmann::json options = nlohmann::json::object();  // e.g. {"runs": 5}
-  std::optional<JobId> retry_of;  // the cut-off job this one redoes
+  std::optional<JobId> retry_of;  // the cut-off (or given-up, re-queued by hand) job this one redoes
   UnixSeconds enqueued_at = 0;
   std::optional<UnixSeconds> started_at;
   std::optional<UnixSeconds> finished_at;

@@ -213,6 +213,7 @@ json job_json(const store::JobRecord& j) {
           {"kind", word(j.kind)},
           {"state", word(j.state)},
           {"attempts", j.attempts},
+          {"stops", j.stops},
           {"priority", j.priority},
           {"retry_of", or_null(j.retry_of)},
           {"enqueued_at", j.enqueued_at},

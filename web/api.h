@@ -42,6 +42,10 @@ class Api {
   Reply run(const httplib::Request& request);             // matches[1] = run id
   Reply compare_runs(const httplib::Request& request);    // matches[1], [2] = run ids
   Reply jobs(const httplib::Request& request);
+  // POST; as acknowledge. matches[1] = a commit's sha (or prefix); body
+  // {"by": ...} or empty (schemas/api/requeue_request.schema.json).
+  Reply requeue(const httplib::Request& request, const std::string& body);
+  Reply webhooks(const httplib::Request& request);
   Reply flags(const httplib::Request& request);
   Reply flag(const httplib::Request& request);            // matches[1] = flag id
   // POST; the caller has checked the bearer token and read the body (under

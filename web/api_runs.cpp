@@ -1,10 +1,13 @@
-// One run's full table (views/run_view.h), two runs side by side, and the
-// job queue with the progress of what is running.
+// One run's full table (views/run_view.h), two runs side by side, the job
+// queue with the progress of what is running (views/jobs_view.h), and
+// re-queueing a commit given up on.
 #include "analysis/delta.h"
+#include "schemas/schema.h"
 #include "store/job_progress_store.h"
 #include "store/queue_store.h"
 #include "store/repo_store.h"
 #include "store/run_store.h"
+#include "views/jobs_view.h"
 #include "views/run_view.h"
 #include "web/api.h"
 
@@ -69,63 +72,43 @@ Reply Api::compare_runs(const httplib::Request& request) {
 
 Reply Api::jobs(const httplib::Request& request) {
   QueryParams q(request.params, {"repo", "state", "limit", "offset"});
-  auto repo = q.id("repo");
-  auto state_word = q.word("state", {"queued", "running", "done", "failed", "cut_off", "skipped"});
-  int limit = static_cast<int>(q.integer("limit", 50, 1, 500));
-  int offset = static_cast<int>(q.integer("offset", 0, 0, 1000000));
+  views::JobsRequest r;
+  r.repo = q.id("repo");
+  auto state_word = q.word("state", {"queued", "running", "done", "failed", "cut_off", "skipped", "gave_up"});
+  r.limit = static_cast<int>(q.integer("limit", 50, 1, views::kJobsLimitMax));
+  r.offset = static_cast<int>(q.integer("offset", 0, 0, 1000000));
   WEB_CHECK_PARAMS(q);
+  if (state_word) r.state = store::parse_job_state(*state_word);
   WEB_TRY(l, lease(pool_));
-  store::Database& db = l.db();
-  store::JobFilter f;
-  f.repo_id = repo;
-  if (state_word) f.state = store::parse_job_state(*state_word);
-  f.limit = limit + 1;
-  f.offset = offset;
-  store::JobReader jobs(db);
-  WEB_TRY_STORE(list, jobs.jobs(f));
-  bool has_more = static_cast<int>(list.size()) > limit;
-  if (has_more) list.pop_back();
-  WEB_TRY_STORE(counts, jobs.counts());
+  WEB_TRY_VIEW(view, views::jobs_view(l.db(), r));
+  return views::jobs_document(view);
+}
 
-  store::RunReader runs(db);
-  json out_jobs = json::array();
-  for (const auto& j : list) {
-    json job = views::job_json(j);
-    job["progress"] = nullptr;
-    if (j.state == store::JobState::kRunning) {
-      // Live: trials stored so far in each of its runs, and the cells (variant
-      // x point) that have a trial against those its manifest plans; plus the
-      // daemon's own report (store/job_progress_store.h).
-      json run_list = json::array();
-      for (auto run_id : j.run_ids) {
-        WEB_TRY_STORE(table, runs.table(run_id));
-        WEB_TRY_STORE(facts, runs.manifest_facts(run_id));
-        std::int64_t trials = 0, cells_done = 0;
-        for (const auto& c : table.cells) {
-          trials += c.trials;
-          if (c.trials > 0 || c.summary) ++cells_done;
-        }
-        run_list.push_back({{"run_id", run_id},
-                            {"status", std::string(store::to_string(table.run.status))},
-                            {"started_at", table.run.started_at},
-                            {"trials", trials},
-                            {"cells_done", cells_done},
-                            {"cells_planned", facts.cells() > 0 ? json(facts.cells()) : json(nullptr)}});
-      }
-      WEB_TRY_STORE(reported, store::JobProgressReader(db).progress(j.id));
-      job["progress"] = {{"runs", std::move(run_list)},
-                         {"report", reported ? store::to_json(*reported) : json(nullptr)}};
-    }
-    out_jobs.push_back(std::move(job));
+Reply Api::requeue(const httplib::Request& request, const std::string& request_body) {
+  if (!writer_) return std::unexpected(ApiError{403, "writes_disabled", "", "this server is read-only"});
+  const std::string sha = request.matches[1].str();
+  json body = request_body.empty() ? json::object() : json::parse(request_body, nullptr, false);
+  if (body.is_discarded()) return std::unexpected(bad_parameter("body", "not valid JSON"));
+  auto schema = schemas::Schema::load("api/requeue_request.schema.json");
+  if (!schema) return std::unexpected(from_store(schema.error()));
+  if (auto valid = schema->validate(body, "body"); !valid) {
+    std::string where = valid.error().where;
+    if (auto colon = where.find(": "); colon != std::string::npos)
+      where = where.substr(0, colon) + "." + where.substr(colon + 2);
+    return std::unexpected(bad_parameter(where, valid.error().message));
   }
-  json by_state = json::object();
-  for (const auto& [s, n] : counts) by_state[std::string(store::to_string(s))] = n;
+  const std::string by = body.value("by", std::string("web"));
+  std::optional<store::Requeued> done;
+  auto written = writer_->with([&](store::Database& db) -> Status {
+    auto r = store::JobQueue(db).requeue(std::nullopt, sha, by);
+    if (!r) return fail(r.error());
+    done = std::move(*r);
+    return {};
+  });
+  if (!written) return std::unexpected(from_store(written.error(), "commit"));
   return json{{"schema_version", kApiSchemaVersion},
-              {"counts", std::move(by_state)},
-              {"limit", limit},
-              {"offset", offset},
-              {"has_more", has_more},
-              {"jobs", std::move(out_jobs)}};
+              {"given_up", views::job_json(done->given_up)},
+              {"job", views::job_json(done->job)}};
 }
 
 }  // namespace perfwatch::web

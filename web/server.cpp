@@ -242,6 +242,7 @@ struct Server::Impl {
     http.Get(R"(/api/v1/runs/(\d{1,19}))", route(&Api::run, true));
     http.Get(R"(/api/v1/runs/(\d{1,19})/compare/(\d{1,19}))", route(&Api::compare_runs, true));
     http.Get("/api/v1/jobs", route(&Api::jobs, true));
+    http.Get("/api/v1/webhooks", route(&Api::webhooks, true));
     http.Get("/api/v1/flags", route(&Api::flags, false));
     http.Get(R"(/api/v1/flags/(\d{1,19}))", route(&Api::flag, false));
     http.Post(R"(/api/v1/flags/(\d{1,19})/acknowledge)",
@@ -251,6 +252,12 @@ struct Server::Impl {
                 auto body = read_body(reader, res);
                 if (!body) return write_error(res, body.error());
                 authorised(req, res, [&] { reply(res, api->acknowledge(req, *body)); });
+              });
+    http.Post(R"(/api/v1/commits/([0-9A-Fa-f]{4,64})/requeue)",
+              [this](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& reader) {
+                auto body = read_body(reader, res);
+                if (!body) return write_error(res, body.error());
+                authorised(req, res, [&] { reply(res, api->requeue(req, *body)); });
               });
     // Any other request with a body: httplib would read the whole of it
     // into memory before routing (a chunked one without any limit). Read

@@ -1,12 +1,16 @@
 // The daemon's commands as a user runs them: perfwatch watch --once, then
-// query, flags ack, experiment add/conclude, noise -- text for people and
-// JSON for tools.
+// query, flags ack, experiment add/conclude, noise, jobs [requeue], query
+// webhooks -- text for people and JSON for tools.
+#include <sys/wait.h>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
 #include "schemas/schema.h"
+#include "store/queue_store.h"
+#include "store/repo_store.h"
 #include "tests/support/git_fixture.h"
 #include "tests/support/temp_dir.h"
 
@@ -167,6 +171,81 @@ TEST_F(CliTest, Latin1AndControlCharactersInGitDataAreStoredAndShownSafely) {
               HasSubstr("Caf" + r + " \\x1b[2J\\x1b]0;owned\\x07 tiles"));
   const std::string log = testing::read_file(dir_ / "stderr.log");
   EXPECT_EQ(log.find('\x1b'), std::string::npos) << "the daemon's log lines escape control characters too";
+}
+
+// A commit given up on (its job cut off three times: three daemons killed
+// while it ran), listed and re-queued from the command line, then measured.
+TEST_F(CliTest, AGivenUpCommitIsListedAndRequeuedThenMeasured) {
+  std::string a = commit(manifest(), "a", "1");
+  {
+    auto db = store::Database::open(dir_ / "pw.db");
+    ASSERT_TRUE(db.has_value()) << db.error().to_string();
+    const auto canonical = std::filesystem::canonical(repo_.path());  // as `watch` records it
+    auto repo_id = store::RepoWriter(*db).ensure_repo({.path = canonical.string(), .name = canonical.filename().string()});
+    ASSERT_TRUE(repo_id.has_value());
+    store::JobQueue q(*db);
+    ASSERT_TRUE(q.enqueue({.repo_id = *repo_id, .commit_sha = a, .branch = "main"}).has_value());
+    for (int crash = 0; crash < 3; ++crash) {
+      ASSERT_TRUE(q.claim_next().has_value());
+      ASSERT_TRUE(q.recover_after_crash(3).has_value());
+    }
+  }
+  const std::string listed = pw("jobs --state gave_up");
+  EXPECT_THAT(listed, HasSubstr("jobs: 2 cut_off, 1 gave_up"));
+  EXPECT_THAT(listed, HasSubstr("gave up after 3 attempt(s), each cut off"));
+  EXPECT_THAT(listed, HasSubstr("re-queue with: perfwatch jobs requeue " + a.substr(0, 10)));
+  json jj = json::parse(pw("jobs --json"));
+  auto jobs_schema = schemas::Schema::load("api/jobs.schema.json");
+  ASSERT_TRUE(jobs_schema) << jobs_schema.error().to_string();
+  EXPECT_TRUE(jobs_schema->validate(jj, "jobs --json")) << jj.dump();
+  EXPECT_EQ(jj["counts"]["gave_up"], 1);
+  EXPECT_EQ(jj["jobs"][0]["state"], "gave_up");
+  EXPECT_NE(pw_status("jobs --state given_up"), 0);
+
+  // Re-queued by a revision in --repo; then once only, and bad input is named.
+  EXPECT_THAT(pw("jobs requeue " + repo() + " HEAD --by tester"), HasSubstr("queued again as job 4 (redoes job 3"));
+  EXPECT_EQ(WEXITSTATUS(pw_status("jobs requeue " + a.substr(0, 10))), 2);  // bad input
+  EXPECT_THAT(testing::read_file(dir_ / "stderr.log"), HasSubstr("no job of it was given up: its newest job, 4, is queued"));
+  EXPECT_EQ(WEXITSTATUS(pw_status("jobs requeue 'zz;rm -rf /'")), 2);  // bad input
+  EXPECT_THAT(testing::read_file(dir_ / "stderr.log"), HasSubstr("must be a sha or a prefix of 4 to 64 hex digits"));
+  EXPECT_EQ(WEXITSTATUS(pw_status("jobs requeue 0123abcd")), 2);  // bad input
+  EXPECT_THAT(testing::read_file(dir_ / "stderr.log"), HasSubstr("commit 0123abcd: no job of this commit"));
+
+  EXPECT_EQ(pw_status("watch " + repo() + " --once"), 0) << testing::read_file(dir_ / "stderr.log");
+  json done = json::parse(pw("jobs --commit " + a + " --json"));
+  ASSERT_EQ(done["jobs"].size(), 4u);
+  EXPECT_EQ(done["jobs"][0]["state"], "done") << done.dump();
+  EXPECT_EQ(done["jobs"][0]["retry_of"], 3);
+  EXPECT_EQ(done["jobs"][1]["state"], "cut_off");
+  EXPECT_THAT(done["jobs"][1]["message"].get<std::string>(), HasSubstr("re-queued by tester as job 4"));
+}
+
+// Regressions announced to a webhook that is down: the messages wait in the
+// outbox, with their attempts and last error, for `query webhooks` to show.
+TEST_F(CliTest, WebhookMessagesThatCouldNotBeDeliveredAreListed) {
+  std::string a = commit(manifest(), "baseline", "1");
+  std::string b = commit(manifest("base:1.5"), "slower base", "2");
+  EXPECT_EQ(pw_status("watch " + repo() + " --since " + a + " --once --webhook http://127.0.0.1:1/hooks/S3CRET"), 0)
+      << testing::read_file(dir_ / "stderr.log");
+  const std::string text = pw("query webhooks");
+  EXPECT_THAT(text, HasSubstr("webhook messages: 2 pending, 0 delivered, 0 failed"));
+  EXPECT_THAT(text, HasSubstr("regression"));
+  EXPECT_THAT(text, HasSubstr(b.substr(0, 10)));
+  EXPECT_THAT(text, HasSubstr("to http://127.0.0.1:1"));
+  EXPECT_THAT(text, HasSubstr("last error: POST failed"));
+  EXPECT_EQ(text.find("S3CRET"), std::string::npos) << "a webhook URL's path is often its secret";
+  json wj = json::parse(pw("query webhooks --state pending --json"));
+  auto schema = schemas::Schema::load("api/webhooks.schema.json");
+  ASSERT_TRUE(schema) << schema.error().to_string();
+  EXPECT_TRUE(schema->validate(wj, "query webhooks --json")) << wj.dump();
+  ASSERT_EQ(wj["messages"].size(), 2u);
+  EXPECT_EQ(wj["messages"][0]["attempts"], 1);
+  EXPECT_EQ(wj["messages"][0]["commit_sha"], b);
+  EXPECT_EQ(wj["messages"][0]["body"]["event"], "regression");
+  EXPECT_EQ(wj["messages"][0]["destination"], "http://127.0.0.1:1");
+  EXPECT_TRUE(json::parse(pw("query webhooks --state delivered --json"))["messages"].empty());
+  EXPECT_EQ(WEXITSTATUS(pw_status("query webhooks --state sent")), 2);  // bad input
+  EXPECT_THAT(testing::read_file(dir_ / "stderr.log"), HasSubstr("--state sent: must be pending, delivered, failed or any"));
 }
 
 }  // namespace

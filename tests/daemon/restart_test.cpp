@@ -9,14 +9,17 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <set>
 #include <thread>
 
 #include <gmock/gmock.h>
 
 #include "runner/process_groups.h"
 #include "store/history_store.h"
+#include "store/outbox_store.h"
 #include "store/process_store.h"
 #include "tests/daemon/daemon_fixture.h"
+#include "tests/daemon/hook_receiver.h"
 
 extern char** environ;
 
@@ -349,6 +352,51 @@ TEST_F(RestartTest, KillNineMidRunThenRestartLosesNothingAndDuplicatesNothing) {
   auto summaries = store::AnalysisReader(*db_).commit_summaries(commit_record(a).id);
   ASSERT_TRUE(summaries.has_value());
   for (const auto& s : *summaries) EXPECT_EQ(s.runs, 3);
+}
+
+// kill -9 while a webhook POST is in flight (the receiver holds it
+// unanswered): the message was stored with the flag before the POST, so
+// the restart sends it again, with the same id -- at least once -- and it
+// is delivered exactly once; the other message once too.
+TEST_F(RestartTest, KillNineWhileAWebhookIsPostedThenTheRestartSendsItAgainWithItsId) {
+  HookReceiver hook;
+  hook.hold(true);
+  std::string a = commit(fake_manifest(), "baseline", {{"src/k.c", "1"}});
+  json slow = fake_manifest();
+  slow["bench"]["env"]["FAKE_BENCH_SLOW"] = "base:1.5";
+  std::string b = commit(slow, "slower base", {{"src/k.c", "2"}});
+  std::vector<std::string> args = watch_args(a);
+  args.push_back("--webhook");
+  args.push_back(hook.url());
+  const auto log = state_ / "watch.log";
+  pid_t pid = spawn_perfwatch(args, log);
+  ASSERT_GT(pid, 0);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (hook.received().empty() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_EQ(hook.received().size(), 1u) << perfwatch::testing::read_file(log);
+  const std::string in_flight = hook.received()[0].message_id;
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  EXPECT_EQ(wait_exit(pid), 128 + SIGKILL);
+  hook.hold(false);
+
+  pid = spawn_perfwatch(args, log);
+  ASSERT_EQ(wait_exit(pid), 0) << perfwatch::testing::read_file(log);
+  EXPECT_THAT(perfwatch::testing::read_file(log), HasSubstr("step=recover webhooks_pending=2"));
+  auto delivered = hook.delivered();
+  ASSERT_EQ(delivered.size(), 2u) << perfwatch::testing::read_file(log);
+  std::set<std::string> ids;
+  for (const auto& body : delivered) {
+    EXPECT_EQ(body["commit"]["sha"], b);
+    ids.insert(body["message_id"].get<std::string>());
+  }
+  EXPECT_EQ(ids.size(), 2u) << "each message delivered once";
+  EXPECT_TRUE(ids.contains(in_flight)) << "the POST cut off is sent again with its id";
+  auto counts = store::OutboxReader(*db_).counts();
+  EXPECT_EQ((*counts)[store::OutboxState::kDelivered], 2);
+  EXPECT_EQ((*counts)[store::OutboxState::kPending], 0);
+  // The flags were judged once: two regressions, not four.
+  EXPECT_EQ(flags(store::FlagKind::kRegression).size(), 2u);
 }
 
 }  // namespace

@@ -15,7 +15,9 @@
 #include "daemon/noise.h"
 #include "judge/commit_runs.h"
 #include "store/history_store.h"
+#include "store/outbox_store.h"
 #include "tests/daemon/daemon_fixture.h"
+#include "tests/daemon/hook_receiver.h"
 
 namespace perfwatch::daemon::testing {
 namespace {
@@ -88,38 +90,6 @@ TEST_F(DaemonTest, ACommitTouchingNoneOfThePathsInheritsWithoutBuildOrRun) {
   EXPECT_THAT(jobs[0].message, HasSubstr("inherits the results of " + a.substr(0, 10)));
   EXPECT_TRUE(logged("commit=" + docs.substr(0, 10) + " step=inherit status=ok")) << log_text();
 }
-
-// A local webhook receiver on a free loopback port, stopped in its destructor.
-class HookReceiver {
- public:
-  explicit HookReceiver(int status = 200) {
-    server_.Post("/hook", [this, status](const httplib::Request& req, httplib::Response& res) {
-      std::lock_guard lock(mutex_);
-      bodies_.push_back(json::parse(req.body));
-      res.status = status;
-      res.set_content("{}", "application/json");
-    });
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    // Bound and listening already: a POST before the thread accepts waits in the backlog.
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-  }
-  ~HookReceiver() {
-    server_.stop();
-    thread_.join();
-  }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/hook"; }
-  std::vector<json> bodies() {
-    std::lock_guard lock(mutex_);
-    return bodies_;
-  }
-
- private:
-  httplib::Server server_;
-  int port_ = 0;
-  std::thread thread_;
-  std::mutex mutex_;
-  std::vector<json> bodies_;
-};
 
 TEST_F(DaemonTest, ASlowerCommitIsFlaggedAsARegressionAndPostedToTheWebhookOnce) {
   HookReceiver hook;
@@ -202,6 +172,8 @@ TEST_F(DaemonTest, AWebhookThatFailsIsLoggedAndNeverStopsTheDaemon) {
   EXPECT_TRUE(logged("step=webhook flag=")) << log_text();
   EXPECT_TRUE(logged("status=failed message=\"webhook " + broken.url() + ": POST answered 500\"")) << log_text();
   EXPECT_EQ(jobs_of(b)[0].state, store::JobState::kDone);
+  // Not lost: both wait in the outbox for their next attempt.
+  EXPECT_EQ((*store::OutboxReader(*db_).counts())[store::OutboxState::kPending], 2);
 
   // Nothing listening at all: the daemon goes on just the same.
   EXPECT_FALSE(Webhook::make("http://127.0.0.1:1/hook")->post(json::object()).has_value());

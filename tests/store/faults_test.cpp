@@ -185,11 +185,17 @@ TEST(StopsAndAttempts, AStopIsNotCountedAsAnAttempt) {
   PW_UNWRAP(c3, queue.claim_next());
   PW_UNWRAP(r3, queue.recover_after_crash(3));
   EXPECT_TRUE(r3.requeued.empty());
+  ASSERT_EQ(r3.gave_up.size(), 1u);
+  EXPECT_EQ(r3.gave_up[0].state, JobState::kGaveUp);
+  EXPECT_EQ(r3.gave_up[0].stops, 5);
+  EXPECT_NE(r3.gave_up[0].message.find("gave up after 3 attempt(s), each cut off (5 interruption(s) by a stop not counted)"),
+            std::string::npos)
+      << r3.gave_up[0].message;
   (void)job;
   (void)c2;
   (void)c3;
   // Only a running job can be interrupted.
-  EXPECT_FALSE(queue.interrupted_by_stop(r3.cut_off[0], "x").has_value());
+  EXPECT_FALSE(queue.interrupted_by_stop(r3.gave_up[0].id, "x").has_value());
 }
 
 TEST(Owners, ARunWhoseProcessDiedIsCutOffAndALiveOnesIsNot) {

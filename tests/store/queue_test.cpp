@@ -4,9 +4,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
+
 #include <gtest/gtest.h>
 
 #include "store/detail/statement.h"
+#include "store/migrations.h"
 #include "store/queue_store.h"
 #include "store/repo_store.h"
 #include "store/run_store.h"
@@ -182,19 +185,178 @@ TEST_F(Queue, RecoveryMarksRunningJobsAndRunsCutOffAndRequeuesExactlyOnce) {
   (void)later;
 }
 
-TEST_F(Queue, AJobCutOffMaxAttemptsTimesIsNotRequeued) {
+TEST_F(Queue, AJobCutOffMaxAttemptsTimesIsGivenUpAndSaysSo) {
   JobQueue q(*db_);
   PW_ASSERT_OK(q.enqueue(request(1)));
+  JobId last = 0;
   for (int attempt = 1; attempt <= 3; ++attempt) {
     PW_UNWRAP(job, q.claim_next());
     ASSERT_TRUE(job.has_value()) << "attempt " << attempt;
     EXPECT_EQ(job->attempts, attempt);
+    last = job->id;
     PW_UNWRAP(recovery, q.recover_after_crash(/*max_attempts=*/3));
     EXPECT_EQ(recovery.requeued.size(), attempt < 3 ? 1u : 0u);
+    EXPECT_EQ(recovery.cut_off.size(), attempt < 3 ? 1u : 0u);
+    EXPECT_EQ(recovery.gave_up.size(), attempt < 3 ? 0u : 1u);
   }
   PW_UNWRAP(nothing, q.claim_next());
   EXPECT_FALSE(nothing.has_value());
-  EXPECT_EQ(JobReader(*db_).counts()->at(JobState::kCutOff), 3);
+  PW_UNWRAP(counts, JobReader(*db_).counts());
+  EXPECT_EQ(counts[JobState::kCutOff], 2);
+  EXPECT_EQ(counts[JobState::kGaveUp], 1);
+  PW_UNWRAP(given_up, JobReader(*db_).job(last));
+  EXPECT_EQ(given_up.state, JobState::kGaveUp);
+  EXPECT_EQ(given_up.attempts, 3);
+  EXPECT_TRUE(given_up.finished_at.has_value());
+  EXPECT_EQ(given_up.message.rfind("gave up after 3 attempt(s), each cut off (0 interruption(s) by a stop not counted): "
+                                   "cut off: the daemon stopped while job " + std::to_string(last) + " was running", 0),
+            0u)
+      << given_up.message;
+  // Listed by its state.
+  JobFilter f;
+  f.state = JobState::kGaveUp;
+  PW_UNWRAP(listed, JobReader(*db_).jobs(f));
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].id, last);
+}
+
+// Cut off three times, then re-queued by hand: one new job, with
+// max_attempts of its own; the given-up job stays as the record of it.
+TEST_F(Queue, ACommitGivenUpOnIsRequeuedByHandOnce) {
+  JobQueue q(*db_);
+  PW_ASSERT_OK(q.enqueue(request(1)));
+  PW_ASSERT_OK(q.enqueue(request(2)));
+  JobId given_up = 0;
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    PW_UNWRAP(job, q.claim_next());
+    ASSERT_EQ(job->commit_sha, testing::sha_of(1));
+    PW_UNWRAP(recovery, q.recover_after_crash(3));
+    if (attempt == 3) given_up = recovery.gave_up.at(0).id;
+  }
+  // By its sha, upper case too.
+  std::string prefix = testing::sha_of(1);
+  for (char& c : prefix) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  PW_UNWRAP(requeued, q.requeue(repo_, prefix, "alice"));
+  EXPECT_EQ(requeued.given_up.id, given_up);
+  // Redone now: cut_off, as a job redone after a crash is, saying by whom.
+  EXPECT_EQ(requeued.given_up.state, JobState::kCutOff);
+  EXPECT_NE(requeued.given_up.message.find("gave up after 3 attempt(s)"), std::string::npos);
+  EXPECT_NE(requeued.given_up.message.find("; re-queued by alice as job " + std::to_string(requeued.job.id)),
+            std::string::npos)
+      << requeued.given_up.message;
+  EXPECT_EQ(requeued.job.state, JobState::kQueued);
+  EXPECT_EQ(requeued.job.retry_of, given_up);
+  EXPECT_EQ(requeued.job.attempts, 0);
+  EXPECT_EQ(requeued.job.stops, 0);
+  EXPECT_EQ(requeued.job.commit_sha, testing::sha_of(1));
+  EXPECT_EQ(requeued.job.branch, "main");
+  EXPECT_EQ(requeued.job.message, "re-queued by alice: redoes job " + std::to_string(given_up) + ", which was given up on");
+  EXPECT_EQ(JobReader(*db_).counts()->at(JobState::kGaveUp), 0);
+  // Once: it is queued now.
+  auto twice = q.requeue(repo_, testing::sha_of(1), "alice");
+  ASSERT_FALSE(twice.has_value());
+  EXPECT_EQ(twice.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(twice.error().message.find("no job of it was given up: its newest job, " +
+                                       std::to_string(requeued.job.id) + ", is queued"),
+            std::string::npos)
+      << twice.error().message;
+  // Its old place in the queue: before commit 2.
+  PW_UNWRAP(next, q.claim_next());
+  EXPECT_EQ(next->id, requeued.job.id);
+  EXPECT_EQ(next->attempts, 1);
+  // Given up again after three more: re-queued again.
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    PW_UNWRAP(recovery, q.recover_after_crash(3));
+    EXPECT_EQ(recovery.gave_up.size(), attempt == 3 ? 1u : 0u);
+    if (attempt < 3) {
+      PW_UNWRAP(again, q.claim_next());
+      EXPECT_EQ(again->commit_sha, testing::sha_of(1));
+    }
+  }
+  PW_UNWRAP(second, q.requeue(std::nullopt, testing::sha_of(1), ""));
+  EXPECT_NE(second.given_up.id, given_up);
+  EXPECT_EQ(second.job.retry_of, second.given_up.id);
+  EXPECT_NE(second.job.message.find("re-queued by hand"), std::string::npos);
+}
+
+TEST_F(Queue, RequeueRefusesWhatIsNotAGivenUpCommitWithAClearError) {
+  JobQueue q(*db_);
+  PW_ASSERT_OK(q.enqueue(request(1)));
+  PW_UNWRAP(job, q.claim_next());
+  PW_ASSERT_OK(q.finish(job->id, JobState::kDone, "3 ok run(s)"));
+  auto done = q.requeue(repo_, testing::sha_of(1), "bob");
+  ASSERT_FALSE(done.has_value());
+  EXPECT_EQ(done.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(done.error().message.find("is done (only a given-up job is re-queued)"), std::string::npos)
+      << done.error().message;
+  auto unknown = q.requeue(repo_, "deadbeef", "bob");
+  ASSERT_FALSE(unknown.has_value());
+  EXPECT_EQ(unknown.error().code, ErrorCode::kNotFound);
+  EXPECT_NE(unknown.error().message.find("commit deadbeef: no job of this commit"), std::string::npos);
+  for (const char* bad : {"", "abc", "xyz123456", "c0de'; DROP TABLE jobs; --"}) {
+    auto refused = q.requeue(repo_, bad, "bob");
+    ASSERT_FALSE(refused.has_value()) << bad;
+    EXPECT_EQ(refused.error().code, ErrorCode::kInvalidArgument) << bad;
+    EXPECT_NE(refused.error().message.find("must be a sha or a prefix of 4 to 64 hex digits"), std::string::npos);
+  }
+  // A prefix of two commits names neither.
+  PW_ASSERT_OK(q.enqueue(request(2)));
+  auto ambiguous = q.requeue(repo_, testing::sha_of(1).substr(0, 8), "bob");
+  ASSERT_FALSE(ambiguous.has_value());
+  EXPECT_NE(ambiguous.error().message.find("names several commits"), std::string::npos) << ambiguous.error().message;
+}
+
+// A database of schema version 6: a job cut off max_attempts times stayed
+// cut_off with nothing redoing it. Migrating it says what it was: gave_up.
+TEST(QueueMigration, CutOffJobsThatNothingRedoesBecomeGivenUpAndEveryRowIsKept) {
+  TempDbPath tmp;
+  JobId given_up = 0, redone = 0, retry = 0;
+  RunId run = 0;
+  {
+    PW_UNWRAP(db, Database::open(tmp.path(), {.schema_version = 6}));
+    PW_UNWRAP(repo, RepoWriter(db).ensure_repo({.path = "/r", .name = "r"}));
+    PW_UNWRAP(commit, RepoWriter(db).put_commit({.repo_id = repo, .sha = testing::sha_of(1)}));
+    JobQueue q(db);
+    PW_UNWRAP(a, q.enqueue({.repo_id = repo, .commit_sha = testing::sha_of(1), .branch = "main"}));
+    PW_UNWRAP(b, q.enqueue({.repo_id = repo, .commit_sha = testing::sha_of(2), .branch = "main"}));
+    given_up = a.id;
+    redone = b.id;
+    PW_UNWRAP(r, RunWriter(db).start_run({.commit_id = commit, .job_id = given_up}));
+    run = r;
+    // As version 6 left them: a (3 attempts) cut off and not redone; b cut off and redone.
+    auto raw = detail::guard(db, "v6 jobs", [&] {
+      detail::Access::exec(db, "UPDATE jobs SET state = 'cut_off', attempts = 3, message = 'cut off: the daemon "
+                               "stopped while job 1 was running' WHERE id = " + std::to_string(given_up));
+      detail::Access::exec(db, "UPDATE jobs SET state = 'cut_off', attempts = 1 WHERE id = " + std::to_string(redone));
+      detail::Query q2(db, "INSERT INTO jobs (repo_id, commit_sha, branch, kind, attempts, retry_of, enqueued_at) "
+                           "VALUES (:repo, :sha, 'main', 'bench', 1, :retry_of, 0) RETURNING id");
+      q2->bind(":repo", repo).bind(":sha", testing::sha_of(2)).bind(":retry_of", redone);
+      return q2->returning<JobId>("id");
+    });
+    ASSERT_TRUE(raw.has_value()) << raw.error().to_string();
+    retry = *raw;
+  }
+  PW_UNWRAP(db, Database::open(tmp.path()));
+  EXPECT_EQ(db.schema_version(), latest_schema_version());
+  JobReader reader(db);
+  PW_UNWRAP(a, reader.job(given_up));
+  EXPECT_EQ(a.state, JobState::kGaveUp);
+  EXPECT_EQ(a.message, "gave up after 3 attempt(s), each cut off (0 interruption(s) by a stop not counted): cut off: "
+                       "the daemon stopped while job 1 was running");
+  EXPECT_EQ(a.run_ids, std::vector<RunId>{run});  // runs.job_id still finds it
+  EXPECT_EQ(reader.job(redone)->state, JobState::kCutOff);
+  EXPECT_EQ(reader.job(retry)->retry_of, redone);
+  // The rebuilt table keeps its rules: no second live job of one commit.
+  PW_UNWRAP(dup, JobQueue(db).enqueue({.repo_id = 1, .commit_sha = testing::sha_of(2), .branch = "main"}));
+  EXPECT_FALSE(dup.created);
+  EXPECT_EQ(dup.id, retry);
+  // And foreign keys are on again, and hold.
+  auto orphan = detail::guard(db, "orphan run", [&] {
+    detail::Access::exec(db, "UPDATE runs SET job_id = 999 WHERE id = " + std::to_string(run));
+  });
+  EXPECT_FALSE(orphan.has_value());
+  PW_UNWRAP(requeued, JobQueue(db).requeue(std::nullopt, testing::sha_of(1), "migration test"));
+  EXPECT_EQ(requeued.given_up.id, given_up);
 }
 
 // A real crash: a child process claims the job, starts a run, stores five

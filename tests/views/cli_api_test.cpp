@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "store/outbox_store.h"
 #include "tests/support/git_fixture.h"
 #include "web_test_support.h"
 
@@ -108,6 +109,35 @@ TEST_F(CliMatchesApi, RunsAndCommits) {
   const json latest = cli("query runs --latest --json");
   ASSERT_TRUE(latest["run"].is_object());
   same("query runs --latest --json", "/api/v1/runs/" + std::to_string(latest["run"]["id"].get<std::int64_t>()), "run");
+}
+
+TEST_F(CliMatchesApi, JobsAndWebhooks) {
+  same("jobs --json", "/api/v1/jobs", "jobs");
+  same("jobs --state running --limit 5 --json", "/api/v1/jobs?state=running&limit=5", "jobs");
+  EXPECT_EQ(cli("jobs --state running --json")["jobs"].size(), 1u);
+  // The outbox: a message delivered, one failed, one pending, written here.
+  {
+    auto db = store::Database::open(db_->path);
+    ASSERT_TRUE(db.has_value()) << db.error().to_string();
+    store::OutboxWriter out(*db);
+    for (int i = 0; i < 3; ++i) {
+      store::OutboxMessage m;
+      m.url = "https://hooks.example.com/services/T0/B0/secret";
+      m.event = "regression";
+      m.flag_id = info().regression_flag;
+      m.commit_sha = info().regression_sha;
+      m.body = {{"event", "regression"}, {"text", "perfwatch: regression"}};
+      auto added = out.add(m);
+      ASSERT_TRUE(added.has_value()) << added.error().to_string();
+      if (i == 0) ASSERT_TRUE(out.delivered(added->id).has_value());
+      if (i == 1) ASSERT_TRUE(out.attempt_failed(added->id, "POST answered 500", std::nullopt).has_value());
+    }
+  }
+  same("query webhooks --json", "/api/v1/webhooks", "webhooks");
+  same("query webhooks --state failed --json", "/api/v1/webhooks?state=failed", "webhooks");
+  same("query webhooks --flag " + std::to_string(info().regression_flag) + " --limit 2 --json",
+       "/api/v1/webhooks?flag=" + std::to_string(info().regression_flag) + "&limit=2", "webhooks");
+  EXPECT_EQ(cli("query webhooks --json")["messages"].size(), 3u);
 }
 
 }  // namespace

@@ -405,6 +405,14 @@ TEST_F(ApiTest, JobsShowTheRunningJobsProgress) {
   EXPECT_EQ(report["run_kind"], "bench");
   auto running_only = get_valid(client(), "/api/v1/jobs?state=running", 200, "jobs");
   EXPECT_EQ(running_only["jobs"].size(), 1u);
+  // A commit given up on: its job's state, attempts and why.
+  EXPECT_EQ(doc["counts"]["gave_up"], 1);
+  auto given_up = get_valid(client(), "/api/v1/jobs?state=gave_up", 200, "jobs");
+  ASSERT_EQ(given_up["jobs"].size(), 1u);
+  EXPECT_EQ(given_up["jobs"][0]["id"], info().given_up_job);
+  EXPECT_EQ(given_up["jobs"][0]["commit_sha"], info().hostile_sha);
+  EXPECT_EQ(given_up["jobs"][0]["attempts"], 3);
+  EXPECT_TRUE(given_up["jobs"][0]["progress"].is_null());
   expect_error(client(), "/api/v1/jobs?state=sleeping", 400, "bad_parameter", "state");
 }
 

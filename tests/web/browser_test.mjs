@@ -105,6 +105,9 @@ async function main() {
     check(await hostile.isVisible(), 'the hostile commit subject is visible as literal text in the overview');
     check(await page.locator('#running').getByText('Measuring').isVisible(), 'the running job shows its progress');
     check((await page.locator('#running progress').count()) >= 1, 'the running job has a progress bar');
+    check((await page.locator('#given-up tbody tr').count()) === 1, 'the job given up on is shown on the overview');
+    check((await page.locator('#given-up a.sha').first().textContent()) === info.hostile_sha.slice(0, 10),
+      'naming its commit');
 
     // History: the chart is drawn; the flagged commit is a click away.
     await open(page, base, '#/history?variant=' + info.baseline_variant + '&point=' + info.point_keys[0]);
@@ -149,6 +152,9 @@ async function main() {
     check((await page.locator('#commit-subject').isVisible()), 'and is visible');
     check((await page.textContent('#commit-message')).includes('<img src=x onerror=alert(2)>'), 'the hostile message body is rendered as text');
     check((await page.locator('#page img').count()) === 0, 'no element was injected by the message');
+    check((await page.locator('#jobs .badge.gave_up').count()) === 1, 'its jobs list the one given up on');
+    check((await page.locator('#jobs').getByText('perfwatch jobs requeue ' + info.hostile_sha.slice(0, 10)).count()) === 1,
+      'with how to re-queue it (this server is read-only)');
 
     // Negative results: search by words and verdict through the form.
     await open(page, base, '#/experiments');

@@ -163,6 +163,7 @@ class Builder {
       if (spec_.comparisons && previous_measured) compare(id, *previous_measured, pooled, previous_pooled, story && i == revert_at);
       if (story) experiments(id, c.sha, pooled);
       if (story && i == hostile_at) trailer_experiment(id, pooled, previous_pooled);
+      if (story && i == hostile_at) give_up_noise_job(c.sha);
       if (story && i == regression_at) {
         must(repos.annotate({0, id, std::nullopt, "gather rework landed; the flags below are expected", "fixture", 0}));
       }
@@ -506,6 +507,19 @@ class Builder {
     info_.manual_experiment = id;
   }
 
+  // An A/A calibration of `sha` whose daemon was killed three times while it
+  // ran: given up on (a job in state gave_up, two cut off before it).
+  void give_up_noise_job(const std::string& sha) {
+    JobQueue queue(db_);
+    must(queue.enqueue({info_.repo_id, sha, info_.branch, JobKind::kNoise, 0, {{"runs", 10}}, false}));
+    for (int crash = 0; crash < 3; ++crash) {
+      auto job = must(queue.claim_next());
+      if (!job || job->commit_sha != sha) throw Failed{Error{ErrorCode::kInternal, "fixture", "claimed another job"}};
+      auto recovered = must(queue.recover_after_crash(3));
+      if (!recovered.gave_up.empty()) info_.given_up_job = recovered.gave_up.front().id;
+    }
+  }
+
   void start_running(CommitId commit, const std::string& sha) {
     JobId job = claim_job(sha);
     RunId run = start_run(commit, std::nullopt, job, 0);
@@ -577,6 +591,7 @@ json FixtureInfo::to_json() const {
           {"rejected_experiment", rejected_experiment},
           {"manual_experiment", manual_experiment},
           {"running_run", running_run},
+          {"given_up_job", given_up_job},
           {"ok_runs", ok_runs},
           {"trials", trials},
           {"hostile_subject", kHostileSubject}};

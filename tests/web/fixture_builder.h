@@ -60,6 +60,7 @@ struct FixtureInfo {
   store::ExperimentId rejected_experiment = 0;  // bt32_w8_s3 at the head's measured commit
   store::ExperimentId manual_experiment = 0;
   store::RunId running_run = 0;
+  store::JobId given_up_job = 0;  // a noise job of hostile_sha, cut off three times: gave_up
   std::vector<store::RunId> ok_runs;
   std::int64_t trials = 0;
 

@@ -1,6 +1,7 @@
 // One commit: its message, runs and builds, the variant x point table with
 // each cell's change against the previous commit coloured by verdict
-// (within noise greyed), its flags (acknowledge with the token), experiments.
+// (within noise greyed), its flags (acknowledge with the token), experiments,
+// and its jobs (a job given up on can be re-queued with the token).
 import * as api from '../api.js';
 import {badge, commitLink, el, link, message, route, section, table} from '../dom.js';
 import * as fmt from '../format.js';
@@ -49,6 +50,35 @@ function ackForm(flag, writes, onDone) {
       status.textContent = err.message;
     }
   }}, reason, ' ', token, ' ', el('button', {type: 'submit', text: 'Acknowledge'}), ' ', status);
+}
+
+function requeueForm(sha, onDone) {
+  const token = el('input', {type: 'password', name: 'token', placeholder: 'token', required: true, autocomplete: 'off'});
+  const status = el('span', {class: 'muted'});
+  return el('form', {class: 'requeue', onsubmit: async (e) => {
+    e.preventDefault();
+    try {
+      await api.post('/api/v1/commits/' + encodeURIComponent(sha) + '/requeue', {}, token.value);
+      onDone();
+    } catch (err) {
+      status.textContent = err.message;
+    }
+  }}, token, ' ', el('button', {type: 'submit', text: 'Re-queue'}), ' ', status);
+}
+
+// Newest first. A job given up on (cut off max_attempts times, nothing
+// redoes it) says so and offers to re-queue the commit.
+function jobsTable(doc, writes, onDone) {
+  if (!doc.jobs.length) return message('info', 'No job for this commit.');
+  const rows = doc.jobs.map((j) => {
+    const action = j.state === 'gave_up'
+      ? (writes ? requeueForm(doc.commit.sha, onDone)
+        : el('span', {class: 'muted', text: 'perfwatch jobs requeue ' + doc.commit.sha.slice(0, 10)}))
+      : null;
+    return ['#' + j.id, j.kind, {node: badge(j.state)}, String(j.attempts) + (j.stops ? ' (' + j.stops + ' stopped)' : ''),
+      fmt.date(j.finished_at ?? j.started_at ?? j.enqueued_at), el('span', {class: 'muted', text: j.message}), {node: action}];
+  });
+  return table([['Job', 'Kind', 'State', 'Attempts', 'When', 'Message', '']], rows, {class: 'data', id: 'jobs'});
 }
 
 export async function commit(ctx) {
@@ -104,6 +134,7 @@ export async function commit(ctx) {
     section('Flags', flags),
     section('Experiments', experiments),
     section('Runs', runs, builds),
+    section('Jobs', jobsTable(doc, health.writes, reload)),
     doc.annotations.length ? section('Notes', el('ul', {}, doc.annotations.map((a) =>
       el('li', {}, el('span', {text: a.text}), el('span', {class: 'muted', text: ' — ' + a.author + ', ' + fmt.date(a.at)}))))) : null);
 }

@@ -1,5 +1,6 @@
-// Overview: what is being measured now, the open regressions, and the
-// latest commits with their status and cost (paged: 25 at a time).
+// Overview: what is being measured now (and any commit given up on), the
+// open regressions, and the latest commits with their status and cost
+// (paged: 25 at a time).
 import * as api from '../api.js';
 import {badge, commitLink, el, link, message, route, section, table} from '../dom.js';
 import * as fmt from '../format.js';
@@ -36,6 +37,17 @@ function runningPanel(jobs) {
     return el('li', {class: 'running-job'}, lines);
   });
   return el('div', {id: 'running'}, summary, running.length ? el('ul', {class: 'plain'}, items) : null);
+}
+
+// Commits given up on (cut off max_attempts times): not measured until
+// someone re-queues them (on the commit's page, or `perfwatch jobs requeue`).
+function givenUpPanel(givenUp) {
+  if (!givenUp.jobs.length) return null;
+  return el('div', {id: 'given-up'},
+    message('error', givenUp.jobs.length + (givenUp.has_more ? '+' : '') + ' job' + (givenUp.jobs.length === 1 ? '' : 's') +
+      ' given up on: not measured until re-queued.'),
+    table([['Commit', 'Job', 'Attempts', 'Why']], givenUp.jobs.map((j) => [commitLink(j.commit_sha), '#' + j.id,
+      String(j.attempts - j.stops), el('span', {class: 'muted', text: j.message})]), {class: 'data'}));
 }
 
 function regressionsPanel(flags) {
@@ -76,10 +88,11 @@ function commitsTable(page) {
 
 export async function overview(ctx) {
   const offset = Math.max(0, parseInt(ctx.params.get('offset') || '0', 10) || 0);
-  const [commits, flags, jobs] = await Promise.all([
+  const [commits, flags, jobs, givenUp] = await Promise.all([
     api.get('/api/v1/commits', {limit: PAGE, offset}, ctx.signal),
     api.get('/api/v1/flags', {state: 'open', kind: 'regression', limit: 200}, ctx.signal),
     api.get('/api/v1/jobs', {limit: 20}, ctx.signal),
+    api.get('/api/v1/jobs', {state: 'gave_up', limit: 20}, ctx.signal),
   ]);
   const pager = el('p', {class: 'pager'},
     offset > 0 ? link('/', {offset: Math.max(0, offset - PAGE)}, '← newer') : null,
@@ -88,7 +101,7 @@ export async function overview(ctx) {
   let running = runningPanel(jobs);
   ctx.root.replaceChildren(
     el('h1', {text: 'Overview'}),
-    section('Now', running),
+    section('Now', running, givenUpPanel(givenUp)),
     section('Open regressions', regressionsPanel(flags)),
     section('Latest commits', commitsTable(commits), pager),
     el('p', {class: 'muted'}, 'Charts: ', el('a', {href: route('/history'), text: 'history of any variant × point'}),
