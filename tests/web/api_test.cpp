@@ -300,6 +300,9 @@ TEST_F(ApiTest, FlagsFilterByStateKindAndPoint) {
   auto open = get_valid(client(), "/api/v1/flags?limit=500", 200, "flags");
   auto acked = get_valid(client(), "/api/v1/flags?state=acknowledged", 200, "flags");
   auto any = get_valid(client(), "/api/v1/flags?state=any&limit=500", 200, "flags");
+  // The withdrawn list is a document of the same schema (none is withdrawn here).
+  auto withdrawn = get_valid(client(), "/api/v1/flags?state=withdrawn", 200, "flags");
+  EXPECT_EQ(withdrawn["state"], "withdrawn");
   EXPECT_EQ(acked["flags"].size(), 1u);
   EXPECT_EQ(acked["flags"][0]["id"], info().acknowledged_flag);
   EXPECT_EQ(open["flags"].size() + 1, any["flags"].size());
