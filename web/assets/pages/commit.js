@@ -78,7 +78,7 @@ function jobsTable(doc, writes, onDone) {
     return ['#' + j.id, j.kind, {node: badge(j.state)}, String(j.attempts) + (j.stops ? ' (' + j.stops + ' stopped)' : ''),
       fmt.date(j.finished_at ?? j.started_at ?? j.enqueued_at), el('span', {class: 'muted', text: j.message}), {node: action}];
   });
-  return table([['Job', 'Kind', 'State', 'Attempts', 'When', 'Message', '']], rows, {class: 'data', id: 'jobs'});
+  return table([['Job', 'Kind', 'State', 'Attempts', 'When', 'Message', 'Re-queue']], rows, {class: 'data', id: 'jobs'});
 }
 
 export async function commit(ctx) {
@@ -123,7 +123,8 @@ export async function commit(ctx) {
       el('a', {href: route('/experiments', {id: x.id}), text: x.hypothesis || '(no hypothesis)'}))))
     : message('info', 'No experiment refers to this commit.');
 
-  ctx.root.replaceChildren(
+  // replaceChildren writes a null as the text "null": the sections left out are filtered.
+  ctx.root.replaceChildren(...[
     header,
     section('Variants × sweep points (' + fmt.metricUnit(doc.metric) + ': geomean of run medians; change vs the previous measured commit)',
       changeTable(doc),
@@ -136,5 +137,6 @@ export async function commit(ctx) {
     section('Runs', runs, builds),
     section('Jobs', jobsTable(doc, health.writes, reload)),
     doc.annotations.length ? section('Notes', el('ul', {}, doc.annotations.map((a) =>
-      el('li', {}, el('span', {text: a.text}), el('span', {class: 'muted', text: ' — ' + a.author + ', ' + fmt.date(a.at)}))))) : null);
+      el('li', {}, el('span', {text: a.text}), el('span', {class: 'muted', text: ' — ' + a.author + ', ' + fmt.date(a.at)}))))) : null,
+  ].filter((n) => n !== null));
 }
