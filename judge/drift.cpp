@@ -45,56 +45,51 @@ bool recent_drift(const std::vector<const store::HistoryEntry*>& measured, std::
   return false;
 }
 
-Result<std::vector<Drift>> level_drifts(store::Database& db, Bands& bands, const DriftScope& scope,
-                                        const std::vector<Cell>& cells, PointNames& names) {
-  std::vector<Drift> out;
-  for (const Cell& cell : cells) {
-    auto history = CellHistory::read(db, scope, cell, names);
-    if (!history) return fail(history.error());
-    if (!history->ends_at(scope.head.id)) continue;
-    const auto& es = history->measured();
-    const std::size_t head = es.size() - 1;
-    if (es[head]->flag && es[head]->flag->kind != store::FlagKind::kDrift) continue;  // its step says it already
-    std::size_t level = 0;
-    for (std::size_t i = head; i-- > 0;) {
-      if (es[i]->flag) {
-        level = i;
-        break;
-      }
+Result<std::optional<Drift>> level_drift(Bands& bands, const DriftScope& scope, const Cell& cell,
+                                         const CellHistory& history) {
+  const std::optional<Drift> none;
+  if (!history.ends_at(scope.head.id)) return none;
+  const auto& es = history.measured();
+  const std::size_t head = es.size() - 1;
+  if (es[head]->flag && es[head]->flag->kind != store::FlagKind::kDrift) return none;  // its step says it already
+  std::size_t level = 0;
+  for (std::size_t i = head; i-- > 0;) {
+    if (es[i]->flag) {
+      level = i;
+      break;
     }
-    // The level's commits, and at least one between them and the head (the
-    // head's step from its predecessor is the step comparison's business).
-    if (level + kLevelCommits + 1 > head) continue;
-    std::vector<double> reference;
-    json reference_shas = json::array();
-    std::vector<std::string> exclude = {commit_source(scope.head.id)};
-    for (std::size_t i = level; i < level + kLevelCommits; ++i) {
-      for (double v : CellHistory::medians(*es[i])) reference.push_back(v);
-      reference_shas.push_back(es[i]->sha);
-      exclude.push_back(commit_source(es[i]->commit_id));
-    }
-    const std::vector<double> head_values = CellHistory::medians(*es[head]);
-    if (reference.empty() || head_values.empty()) continue;
-    auto band = bands.band(scope.testbed, cell.variant, cell.point, /*paired=*/false, exclude);
-    if (!band) return fail(band.error());
-    const analysis::Comparison c = analysis::compare_runs(reference, head_values, *band, scope.direction, scope.policy);
-    if (!is_change(c.verdict)) continue;
-    Drift d;
-    d.cell = cell;
-    d.comparison = c;
-    d.unexplained_rel = c.delta_rel();
-    place(*history, d, level);
-    if ((d.extends = continued(es, level, c.verdict))) {
-      d.total_rel = (1 + d.extends->detail.value("first_rel", d.extends->magnitude_rel)) * (1 + c.delta_rel()) - 1;
-    }
-    d.detail = {{"basis", "level"},
-                {"reference", reference_shas},
-                {"started_at", d.started_at},
-                {"left_band_at", scope.head.sha},
-                {"commits", static_cast<int>(head - level)}};
-    out.push_back(std::move(d));
   }
-  return out;
+  // The level's commits, and at least one between them and the head (the
+  // head's step from its predecessor is the step comparison's business).
+  if (level + kLevelCommits + 1 > head) return none;
+  std::vector<double> reference;
+  json reference_shas = json::array();
+  std::vector<std::string> exclude = {commit_source(scope.head.id)};
+  for (std::size_t i = level; i < level + kLevelCommits; ++i) {
+    for (double v : CellHistory::medians(*es[i])) reference.push_back(v);
+    reference_shas.push_back(es[i]->sha);
+    exclude.push_back(commit_source(es[i]->commit_id));
+  }
+  const std::vector<double> head_values = CellHistory::medians(*es[head]);
+  if (reference.empty() || head_values.empty()) return none;
+  auto band = bands.band(scope.testbed, cell.variant, cell.point, /*paired=*/false, exclude);
+  if (!band) return fail(band.error());
+  const analysis::Comparison c = analysis::compare_runs(reference, head_values, *band, scope.direction, scope.policy);
+  if (!is_change(c.verdict)) return none;
+  Drift d;
+  d.cell = cell;
+  d.comparison = c;
+  d.unexplained_rel = c.delta_rel();
+  place(history, d, level);
+  if ((d.extends = continued(es, level, c.verdict))) {
+    d.total_rel = (1 + d.extends->detail.value("first_rel", d.extends->magnitude_rel)) * (1 + c.delta_rel()) - 1;
+  }
+  d.detail = {{"basis", "level"},
+              {"reference", reference_shas},
+              {"started_at", d.started_at},
+              {"left_band_at", scope.head.sha},
+              {"commits", static_cast<int>(head - level)}};
+  return d;
 }
 
 }  // namespace perfwatch::judge

@@ -34,6 +34,7 @@
 #include "analysis/compare.h"
 #include "common/result.h"
 #include "judge/bands.h"
+#include "judge/cell_history.h"
 #include "judge/commit_runs.h"
 #include "judge/comparisons.h"
 #include "store/database.h"
@@ -69,8 +70,9 @@ struct Drift {
 // `measured`: a slide that may still be going on.
 bool recent_drift(const std::vector<const store::HistoryEntry*>& measured, std::size_t at);
 
-// Drifts of these cells against their level.
-Result<std::vector<Drift>> level_drifts(store::Database& db, Bands& bands, const DriftScope& scope,
-                                        const std::vector<Cell>& cells, PointNames& names);
+// The drift of a cell against its level, if its history ends at scope.head
+// and the head left the level's band.
+Result<std::optional<Drift>> level_drift(Bands& bands, const DriftScope& scope, const Cell& cell,
+                                         const CellHistory& history);
 
 }  // namespace perfwatch::judge

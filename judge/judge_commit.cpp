@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "judge/cell_history.h"
 #include "judge/commit_runs.h"
 #include "judge/drift.h"
 #include "judge/experiments.h"
@@ -149,19 +150,32 @@ class Judging {
   // up to the head, judged once when a commit is new there.
   Status levels() {
     if (!r_.confirm.empty()) return {};
-    std::vector<Cell> cells;
-    for (const auto& [cell, values] : b_runs_.values()) cells.push_back(cell);
-    auto steps = locate_steps(db_, bands_, history_, cells, names_);
-    if (!steps) return fail(steps.error());
-    // A drift is judged only where the level moved and a slide explains it
-    // better than one step (located_steps.h), so both looks agree.
-    std::vector<Cell> sliding;
-    for (const LocatedStep& step : *steps) {
-      auto stepped = located_step(step);
-      if (!stepped) return fail(stepped.error());
-      if (!*stepped && step.shape == LocatedStep::Shape::kSlide && !step.rejudged) sliding.push_back(step.cell);
+    if (auto s = pinned_comparison(); !s) return s;
+    for (const auto& [cell, values] : b_runs_.values()) {
+      auto history = CellHistory::read(db_, history_, cell, names_);
+      if (!history) return fail(history.error());
+      auto steps = locate_steps(bands_, history_, cell, *history);
+      if (!steps) return fail(steps.error());
+      // A drift is judged only where the level moved and a slide explains
+      // it better than one step (located_steps.h), so both looks agree.
+      const std::size_t events = out_.flags.size();
+      bool sliding = false;
+      for (const LocatedStep& step : *steps) {
+        auto stepped = located_step(step);
+        if (!stepped) return fail(stepped.error());
+        sliding = sliding || (!*stepped && step.shape == LocatedStep::Shape::kSlide && !step.rejudged);
+      }
+      if (!sliding) continue;
+      // A located flag judged again may have changed the history read.
+      if (out_.flags.size() != events) history = CellHistory::read(db_, history_, cell, names_);
+      if (!history) return fail(history.error());
+      auto drift = level_drift(bands_, history_, cell, *history);
+      if (!drift) return fail(drift.error());
+      if (*drift) {
+        if (auto s = slide(**drift); !s) return s;
+      }
     }
-    return slides(sliding);
+    return {};
   }
 
   // Flags (or confirms) a located step; says whether the cell's change is
@@ -205,53 +219,49 @@ class Judging {
     return !step.rejudged;
   }
 
-  // Slides of these cells: a drift flag once per slide. A change whose
-  // start is at or near the head is a step, which located_steps judges.
-  Status slides(const std::vector<Cell>& cells) {
-    const DriftScope& scope = history_;
-    // The pinned comparison is stored for reading ("how far from the
-    // release"); it raises no flag: the level since the newest flag is the
-    // steadier reference, where a missed or misjudged step since the pin
-    // would bias every later pinned judgement.
-    if (r_.pinned) {
-      const bool reruns = !r_.pinned_reruns.empty();
-      std::optional<std::set<store::RunId>> only;
-      if (reruns) only = r_.pinned_reruns;
-      auto p_runs = commit_runs(db_, r_.pinned->id, r_.testbed,
-                                reruns ? store::RunKind::kBaselineRerun : store::RunKind::kBench, only);
-      if (!p_runs) return fail(p_runs.error());
-      if (!p_runs->empty()) {
-        auto compared = compare_commits(bands_, r_.testbed, r_.pinned->id, *p_runs, r_.commit.id, b_runs_,
-                                        direction_, r_.policy);
-        if (!compared) return fail(compared.error());
-        if (auto s = store_comparisons(db_, r_.commit.id, r_.pinned->id, store::ComparisonBasis::kPinned,
-                                       r_.testbed, manifest_.metric.name, *compared);
-            !s) {
-          return s;
-        }
-        out_.comparisons.push_back(tally(r_.commit.sha, r_.pinned->sha, "pinned", *compared));
-      }
+  // The pinned comparison is stored for reading ("how far from the
+  // release"); it raises no flag: the level since the newest flag is the
+  // steadier reference, where a missed or misjudged step since the pin
+  // would bias every later pinned judgement.
+  Status pinned_comparison() {
+    if (!r_.pinned) return {};
+    const bool reruns = !r_.pinned_reruns.empty();
+    std::optional<std::set<store::RunId>> only;
+    if (reruns) only = r_.pinned_reruns;
+    auto p_runs = commit_runs(db_, r_.pinned->id, r_.testbed,
+                              reruns ? store::RunKind::kBaselineRerun : store::RunKind::kBench, only);
+    if (!p_runs) return fail(p_runs.error());
+    if (p_runs->empty()) return {};
+    auto compared = compare_commits(bands_, r_.testbed, r_.pinned->id, *p_runs, r_.commit.id, b_runs_, direction_,
+                                    r_.policy);
+    if (!compared) return fail(compared.error());
+    if (auto s = store_comparisons(db_, r_.commit.id, r_.pinned->id, store::ComparisonBasis::kPinned, r_.testbed,
+                                   manifest_.metric.name, *compared);
+        !s) {
+      return s;
     }
-    auto found = level_drifts(db_, bands_, scope, cells, names_);
-    if (!found) return fail(found.error());
-    std::vector<Drift> drifts = std::move(*found);
-    for (Drift& d : drifts) {
-      if (d.shape != Drift::Shape::kSlide) continue;
-      std::string reference;
-      if (d.detail["reference"].is_array() && !d.detail["reference"].empty())
-        reference = d.detail["reference"][0].get<std::string>();
-      if (d.extends) {
-        auto e = extend_drift_flag(db_, *d.extends, d.total_rel, r_.commit.sha, d.comparison);
-        if (!e) return fail(e.error());
-        out_.flags.push_back(std::move(*e));
-        continue;
-      }
-      d.detail["first_rel"] = d.unexplained_rel;
-      auto events = raise_drift_flag(db_, FlagScope{r_.commit.id, r_.testbed, reference}, d.cell, d.comparison,
-                                     d.comparison_id, d.unexplained_rel, d.detail);
-      if (!events) return fail(events.error());
-      for (auto& e : *events) out_.flags.push_back(std::move(e));
+    out_.comparisons.push_back(tally(r_.commit.sha, r_.pinned->sha, "pinned", *compared));
+    return {};
+  }
+
+  // A slide: a drift flag once per slide. A change whose start is at or
+  // near the head is a step, which located_steps judges.
+  Status slide(Drift& d) {
+    if (d.shape != Drift::Shape::kSlide) return {};
+    if (d.extends) {
+      auto e = extend_drift_flag(db_, *d.extends, d.total_rel, r_.commit.sha, d.comparison);
+      if (!e) return fail(e.error());
+      out_.flags.push_back(std::move(*e));
+      return {};
     }
+    std::string reference;
+    if (d.detail["reference"].is_array() && !d.detail["reference"].empty())
+      reference = d.detail["reference"][0].get<std::string>();
+    d.detail["first_rel"] = d.unexplained_rel;
+    auto events = raise_drift_flag(db_, FlagScope{r_.commit.id, r_.testbed, reference}, d.cell, d.comparison,
+                                   d.comparison_id, d.unexplained_rel, d.detail);
+    if (!events) return fail(events.error());
+    for (auto& e : *events) out_.flags.push_back(std::move(e));
     return {};
   }
 

@@ -94,41 +94,36 @@ class Looker {
 
 }  // namespace
 
-Result<std::vector<LocatedStep>> locate_steps(store::Database& db, Bands& bands, const HistoryScope& scope,
-                                              const std::vector<Cell>& cells, PointNames& names) {
+Result<std::vector<LocatedStep>> locate_steps(Bands& bands, const HistoryScope& scope, const Cell& cell,
+                                              const CellHistory& history) {
   std::vector<LocatedStep> out;
-  for (const Cell& cell : cells) {
-    auto history = CellHistory::read(db, scope, cell, names);
-    if (!history) return fail(history.error());
-    if (!history->ends_at(scope.head.id)) continue;
-    const auto& es = history->measured();
-    const std::size_t head = es.size() - 1;
-    // The head's own comparison found its step: nothing before it is new.
-    if (es[head]->flag && es[head]->flag->kind != store::FlagKind::kDrift && !located(*es[head]->flag)) continue;
+  if (!history.ends_at(scope.head.id)) return out;
+  const auto& es = history.measured();
+  const std::size_t head = es.size() - 1;
+  // The head's own comparison found its step: nothing before it is new.
+  if (es[head]->flag && es[head]->flag->kind != store::FlagKind::kDrift && !located(*es[head]->flag)) return out;
 
-    // The newest flag and the one before it start the stretches looked at.
-    std::vector<std::size_t> flagged;
-    for (std::size_t i = 0; i < es.size(); ++i) {
-      if (es[i]->flag) flagged.push_back(i);
-    }
-    const std::size_t newest = flagged.empty() ? 0 : flagged.back();
-    const std::size_t before = flagged.size() >= 2 ? flagged[flagged.size() - 2] : 0;
-
-    Looker looker(bands, scope, cell, *history);
-    std::size_t from = newest;
-    if (!flagged.empty() && located(*es[newest]->flag) && newest > before) {
-      auto again = looker.rejudge(before, newest);
-      if (!again) return fail(again.error());
-      const bool stands = is_change(again->comparison.verdict);
-      out.push_back(std::move(*again));
-      if (!stands) from = before;  // withdrawn: its stretch is looked at whole
-    }
-    auto found = looker.locate(from);
-    if (!found) return fail(found.error());
-    if (*found && (*found)->commit != (out.empty() || out.back().cell != cell ? 0 : out.back().commit)) {
-      out.push_back(std::move(**found));
-    }
+  // The newest flag and the one before it start the stretches looked at.
+  std::vector<std::size_t> flagged;
+  for (std::size_t i = 0; i < es.size(); ++i) {
+    if (es[i]->flag) flagged.push_back(i);
   }
+  const std::size_t newest = flagged.empty() ? 0 : flagged.back();
+  const std::size_t before = flagged.size() >= 2 ? flagged[flagged.size() - 2] : 0;
+
+  Looker looker(bands, scope, cell, history);
+  std::size_t from = newest;
+  store::CommitId rejudged = 0;
+  if (!flagged.empty() && located(*es[newest]->flag) && newest > before) {
+    auto again = looker.rejudge(before, newest);
+    if (!again) return fail(again.error());
+    rejudged = again->commit;
+    if (!is_change(again->comparison.verdict)) from = before;  // withdrawn: its stretch is looked at whole
+    out.push_back(std::move(*again));
+  }
+  auto found = looker.locate(from);
+  if (!found) return fail(found.error());
+  if (*found && (*found)->commit != rejudged) out.push_back(std::move(**found));
   return out;
 }
 

@@ -27,6 +27,7 @@
 #include "analysis/compare.h"
 #include "common/result.h"
 #include "judge/bands.h"
+#include "judge/cell_history.h"
 #include "judge/commit_runs.h"
 #include "store/database.h"
 #include "store/records.h"
@@ -60,9 +61,9 @@ struct LocatedStep {
   nlohmann::json detail;            // basis, the commits on each side, location margin, splits tried
 };
 
-// For each cell whose history ends at scope.head: its standing located flag
+// For a cell whose history ends at scope.head: its standing located flag
 // judged again, and a step newly located, if any.
-Result<std::vector<LocatedStep>> locate_steps(store::Database& db, Bands& bands, const HistoryScope& scope,
-                                              const std::vector<Cell>& cells, PointNames& names);
+Result<std::vector<LocatedStep>> locate_steps(Bands& bands, const HistoryScope& scope, const Cell& cell,
+                                              const CellHistory& history);
 
 }  // namespace perfwatch::judge
