@@ -19,6 +19,13 @@ class CellHistory {
   static Result<CellHistory> read(store::Database& db, const HistoryScope& scope, const Cell& cell,
                                   PointNames& names);
 
+  // measured() points into its own entries: a move keeps them, a copy would not.
+  CellHistory() = default;
+  CellHistory(CellHistory&&) = default;
+  CellHistory& operator=(CellHistory&&) = default;
+  CellHistory(const CellHistory&) = delete;
+  CellHistory& operator=(const CellHistory&) = delete;
+
   const std::vector<const store::HistoryEntry*>& measured() const { return measured_; }
   // Whether the newest measured commit is the head (else the head was not measured here).
   bool ends_at(store::CommitId head) const { return !measured_.empty() && measured_.back()->commit_id == head; }
