@@ -26,4 +26,24 @@ inline constexpr int kBt16W4MinBlocks = MLA_EXP_BT16_W4_MIN_BLOCKS;
 inline constexpr int kBt16W4MinBlocks = 3;
 #endif
 
+// fp8 kernels: skip a warp's O rescale in a tile where every one of its rows'
+// factor is exactly 1 (the running max did not move and the scale exponent
+// did not change: most tiles after the first few), a warp-uniform branch.
+// MLA_EXP_FP8_SKIP_UNIT_RESCALE overrides it for an experiment build.
+#ifdef MLA_EXP_FP8_SKIP_UNIT_RESCALE
+inline constexpr bool kFp8SkipUnitRescale = MLA_EXP_FP8_SKIP_UNIT_RESCALE != 0;
+#else
+inline constexpr bool kFp8SkipUnitRescale = false;
+#endif
+
+// fp8 kernels with one 16-token chunk and 16 head rows (bt16, bh16): the
+// latent Q.K^T k-steps of a chunk accumulate into this many independent
+// chains (1 or 2: even and odd k-steps), halving the dependent MMA chain for
+// 8 more registers. MLA_EXP_FP8_QK_SETS overrides it for an experiment build.
+#ifdef MLA_EXP_FP8_QK_SETS
+inline constexpr int kFp8QkSets = MLA_EXP_FP8_QK_SETS;
+#else
+inline constexpr int kFp8QkSets = 1;
+#endif
+
 }  // namespace mla::cuda::tuning

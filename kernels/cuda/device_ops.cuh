@@ -1,6 +1,6 @@
 // The PTX the split kernel is built from, one instruction (or a fixed short
-// sequence) per function: asynchronous copies, ldmatrix, the bf16 MMA, the
-// conversions. sm_80 instructions except cvt from e4m3 (sm_89), so the same
+// sequence) per function: asynchronous copies, ldmatrix, the bf16 and fp16
+// MMAs, the conversions. sm_80 instructions except cvt from e4m3 (sm_89), so the same
 // code runs on sm_90 and sm_120.
 #pragma once
 
@@ -44,6 +44,17 @@ __device__ __forceinline__ void mma_bf16(float (&d)[4], const std::uint32_t (&a)
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+// d += a . b, m16n8k16, fp16 inputs, fp32 accumulators (the fp8 cache's
+// products: e4m3 converts to fp16 exactly).
+__device__ __forceinline__ void mma_f16(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
+                                        std::uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
 __device__ __forceinline__ float fast_exp2(float x) {
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
@@ -61,25 +72,29 @@ __device__ __forceinline__ std::uint16_t to_bf16(float x) {
   return static_cast<std::uint16_t>(pack_bf16x2(x, 0.f) & 0xFFFFu);
 }
 
-// Four e4m3 values (the bytes of `four`, lowest first) -> two packed bf16x2
-// (values 0, 1 in lo; 2, 3 in hi), exactly: e4m3 -> f16 -> f32 -> bf16 loses
-// nothing (e4m3's 4 significant bits and exponents 2^-9..2^8 fit each).
-__device__ __forceinline__ void fp8x4_to_bf16x4(std::uint32_t four, std::uint32_t& lo, std::uint32_t& hi) {
+// Round-to-nearest-even pair of floats -> packed f16x2 (lo in the low half).
+__device__ __forceinline__ std::uint32_t pack_f16x2(float lo, float hi) {
+  std::uint32_t r;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+
+// a * b, f16x2, round to nearest even.
+__device__ __forceinline__ std::uint32_t hmul2(std::uint32_t a, std::uint32_t b) {
+  std::uint32_t r;
+  asm("mul.rn.f16x2 %0, %1, %2;\n" : "=r"(r) : "r"(a), "r"(b));
+  return r;
+}
+
+// Four e4m3 values (the bytes of `four`, lowest first) -> two packed f16x2
+// (values 0, 1 in lo; 2, 3 in hi), exactly, one cvt a pair (e4m3's 4
+// significant bits and exponents 2^-9..2^8 fit fp16).
+__device__ __forceinline__ void e4m3x4_to_f16x4(std::uint32_t four, std::uint32_t& lo, std::uint32_t& hi) {
   asm("{\n"
-      "  .reg .b16 p01, p23, v0, v1, v2, v3;\n"
-      "  .reg .b32 h01, h23;\n"
-      "  .reg .f32 f0, f1, f2, f3;\n"
+      "  .reg .b16 p01, p23;\n"
       "  mov.b32 {p01, p23}, %2;\n"
-      "  cvt.rn.f16x2.e4m3x2 h01, p01;\n"
-      "  cvt.rn.f16x2.e4m3x2 h23, p23;\n"
-      "  mov.b32 {v0, v1}, h01;\n"
-      "  mov.b32 {v2, v3}, h23;\n"
-      "  cvt.f32.f16 f0, v0;\n"
-      "  cvt.f32.f16 f1, v1;\n"
-      "  cvt.f32.f16 f2, v2;\n"
-      "  cvt.f32.f16 f3, v3;\n"
-      "  cvt.rn.bf16x2.f32 %0, f1, f0;\n"
-      "  cvt.rn.bf16x2.f32 %1, f3, f2;\n"
+      "  cvt.rn.f16x2.e4m3x2 %0, p01;\n"
+      "  cvt.rn.f16x2.e4m3x2 %1, p23;\n"
       "}\n"
       : "=r"(lo), "=r"(hi)
       : "r"(four));

@@ -40,12 +40,9 @@ DeviceLimits sm120_limits() {
 Fit check_fit(const KernelShape& k, const DeviceLimits& d) {
   const SmemLayout s = smem_layout(k);
   if (s.total <= d.smem_per_block_optin) return {};
-  const bool fp8 = k.dtype == KvDtype::kFp8E4m3;
   return {false, "needs " + std::to_string(s.total) + " bytes of shared memory a block (" +
                      std::to_string(k.num_stages) + " stages of " + std::to_string(k.block_t) + " rows of " +
-                     std::to_string(s.land_row_bytes) + " bytes" +
-                     (fp8 ? ", a dequantised tile of " + std::to_string(k.block_t) + " rows of 1168 bytes" : "") +
-                     ", plus q, scores and probabilities for " + std::to_string(k.block_h) +
+                     std::to_string(s.land_row_bytes) + " bytes" + ", plus q, scores and probabilities for " + std::to_string(k.block_h) +
                      " heads); the device allows " + std::to_string(d.smem_per_block_optin)};
 }
 

@@ -61,23 +61,22 @@ MLA_PLAN_HD constexpr TileRange tile_range(int split, int tiles, int nsplit) {
 // Shared memory of one CTA, in bytes, region by region (offsets from the
 // dynamic shared memory base; every region starts 16-byte aligned).
 //
-// The gather lands rows as the cache stores them (kv, num_stages stages);
-// the products read a bf16 tile (tile). For bf16 the tile is the landed
-// stage itself; for fp8 the tile is one more buffer that each landed stage's
-// e4m3 values are converted into, exactly (656-byte rows in, 1168-byte rows
-// out); the scales stay in the landed rows and are applied in fp32 to the
-// scores and to the probabilities (four copies of P, one per scale block).
+// The gather lands rows as the cache stores them (kv, num_stages stages),
+// and the products read the landed stage itself: bf16 rows of 1168 bytes
+// (576 values + 16 bytes of padding), or fp8 rows of 656 bytes whose e4m3
+// values each lane converts into its MMA fragments (no converted tile; the
+// scales are read from the landed rows). Everything after the stages is laid
+// out alike for both dtypes.
 struct SmemLayout {
   int kv_row_stride = 0;   // elements of the bf16 tile: 576 + 8 of padding so ldmatrix rows hit distinct banks
-  int land_row_bytes = 0;  // bytes a landed row takes: 1168 (bf16, = the tile's row) or 656 (fp8)
+  int land_row_bytes = 0;  // bytes a landed row takes: 1168 (bf16) or 656 (fp8)
   int kv_stage = 0;        // bytes of one landing stage: block_t rows
   int kv = 0;              // offset of the landing stages (always 0)
-  int tile = 0;            // offset of the bf16 tile the products read: kv (bf16; the stage in use) or its own buffer (fp8)
+  int tile = 0;            // offset of the tile the products read: kv (the landed stage in use), both dtypes
   int idx = 0;             // offset: per stage, block_t row indices (-1 = masked or past topk)
   int q = 0;               // offset: the CTA's q rows, [block_h][kv_row_stride] bf16
   int scores = 0;          // offset: per-warp partial scores, [warps][block_h][block_t + 8] fp32
-  int probs = 0;           // offset: the tile's probabilities, [block_h][block_t + 8] bf16; fp8: one copy
-                           // per latent scale block, each probability times that block's scale of its token
+  int probs = 0;           // offset: the tile's probabilities, [block_h][block_t + 8] bf16 (fp8: fp16)
   int stats = 0;           // offset: per row alpha, l and m, 3 x [block_h] fp32
   int total = 0;           // bytes
 };
@@ -98,10 +97,6 @@ MLA_PLAN_HD constexpr SmemLayout smem_layout(int block_t, int num_warps, int num
   s.kv = 0;
   s.tile = s.kv;
   s.idx = s.kv + num_stages * s.kv_stage;
-  if (fp8) {
-    s.tile = s.idx;
-    s.idx = s.tile + block_t * s.kv_row_stride * 2;
-  }
   const int q_bytes = block_h * s.kv_row_stride * 2;
   const int score_bytes = num_warps * block_h * (block_t + 8) * 4;
   s.q = s.idx + align16(num_stages * block_t * 4);
@@ -114,7 +109,7 @@ MLA_PLAN_HD constexpr SmemLayout smem_layout(int block_t, int num_warps, int num
     s.scores = s.q + align16(q_bytes);
     s.probs = s.scores + align16(score_bytes);
   }
-  s.stats = s.probs + align16((fp8 ? kDimLatent / 128 : 1) * block_h * (block_t + 8) * 2);
+  s.stats = s.probs + align16(block_h * (block_t + 8) * 2);
   s.total = s.stats + align16(3 * block_h * 4);
   return s;
 }

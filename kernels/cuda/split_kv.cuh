@@ -14,9 +14,11 @@
 //    BlockH/W rows of the softmax (running max m, sum l), writes the tile's
 //    probabilities as bf16 and each row's rescale factor alpha;
 //  - every warp rescales its accumulator by alpha and adds P.V for its columns.
-// Four barriers a tile; five with an fp8 cache, whose landed e4m3 values are
-// first converted (exactly) into a bf16 tile, their per-128 scales applied
-// in fp32 to the scores and to per-block copies of P (split_kv_phases.cuh).
+// Four barriers a tile. With an fp8 cache the products read the landed
+// 656-byte rows themselves: each lane converts its fragments' e4m3 bytes
+// exactly to fp16 and the MMAs run in fp16 (q's latent part converted once,
+// in place); the per-128 scales go on the partial scores (fp32) and on the P
+// fragments of each warp's block (fp16) (split_kv_phases.cuh).
 //
 // The phases are device functions of split_kv_phases.cuh; this file composes
 // them. Included only by the per-variant translation units (variant.cu.in).
@@ -63,6 +65,8 @@ __global__ void __launch_bounds__(32 * NumWarps,
   // q fragments: loaded once when they stay in registers.
   cp_async_wait<NumStages - 1>();
   __syncthreads();
+  float qscale = 1.f;  // fp8: 2^e, q's latent part is held times 2^-e
+  if constexpr (C::kFp8) qscale = q_latent_to_f16<C>(q_s, reinterpret_cast<unsigned*>(m_s), tid);
   QFragments<C> qf;
   lanes.set_fragments();
   load_q_fragments<C>(qf, q_s, lanes);
@@ -76,6 +80,7 @@ __global__ void __launch_bounds__(32 * NumWarps,
       for (int e = 0; e < 4; ++e) o_acc[mt][n][e] = 0.f;
   lanes.set_softmax_row();
   float l_run = 0.f, m_run = device::kNegInf;  // running sum and max of this lane's softmax row
+  int e_cur = 127;  // fp8: the accumulator holds O times 2^(127 - e_cur) (tile_pv_fp8)
 
   for (int tile = work.range.first; tile < work.range.last; ++tile) {
     // Refill the stage of tile - 1 before waiting for this tile, so that
@@ -88,27 +93,29 @@ __global__ void __launch_bounds__(32 * NumWarps,
     cp_async_wait<NumStages - 1>();
     __syncthreads();
     const int stage = tile % NumStages;
-    // bf16: the products read the landed stage; fp8: its converted copy,
-    // with the scales read from the landed rows.
-    const std::uint16_t* const kvt = C::kFp8 ? kv_s : kv_s + stage * BlockT * RS;
-    const unsigned char* const land = reinterpret_cast<const unsigned char*>(land_s) + stage * C::kStageBytes;
     if constexpr (C::kFp8) {
-      dequantize_tile<C>(land, kv_s, tid);
+      const unsigned char* const land = reinterpret_cast<const unsigned char*>(land_s) + stage * C::kStageBytes;
+      TileScales<C> ts;
+      load_tile_scales<C>(ts, land, lanes);
+      tile_scores_fp8<C>(land, qf, q_s, sc_s, lanes, ts, qscale);
       __syncthreads();
+      tile_softmax<C>(sc_s, idx_s + stage * BlockT, a.scale_log2, p_s, alpha_s, lanes, m_run, l_run);
+      __syncthreads();
+      tile_pv_fp8<C>(o_acc, land, p_s, alpha_s, lanes, ts, e_cur);
+    } else {
+      const std::uint16_t* const kvt = kv_s + stage * BlockT * RS;
+      tile_scores<C>(kvt, qf, q_s, sc_s, lanes);
+      __syncthreads();
+      tile_softmax<C>(sc_s, idx_s + stage * BlockT, a.scale_log2, p_s, alpha_s, lanes, m_run, l_run);
+      __syncthreads();
+      tile_pv<C>(o_acc, kvt, p_s, alpha_s, lanes);
     }
-
-    tile_scores<C>(kvt, qf, q_s, sc_s, lanes, land);
-    __syncthreads();
-    tile_softmax<C>(sc_s, idx_s + stage * BlockT, a.scale_log2, p_s, alpha_s, lanes, m_run, l_run, land);
-    __syncthreads();
-    // fp8: this warp's copy of P, scaled for its latent block.
-    tile_pv<C>(o_acc, kvt, C::kFp8 ? p_s + lanes.lat0 / 128 * BlockH * C::kScoreStride : p_s, alpha_s, lanes);
   }
 
   // The combine kernel (launched as a programmatic dependent) may start now;
   // it waits for this grid's completion before reading the partials.
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
-  write_outputs<C>(a, work, o_acc, l_s, m_s, lanes, m_run, l_run);
+  write_outputs<C>(a, work, o_acc, l_s, m_s, lanes, m_run, l_run, e_cur);
 }
 
 template <int BlockT, int NumWarps, int NumStages, KvDtype Dtype>

@@ -5,16 +5,21 @@
 //   load_q              its q rows -> shared memory (cp.async)
 //   fetch_indices,      index prefetch (one tile ahead, in registers) and the
 //   issue_tile          cp.async gather of a tile's rows into a landing stage
+//   q_latent_to_f16     fp8 only: q's latent part -> fp16 in shared memory, once
 //   load_q_fragments    q -> registers (when they fit), once
-//   dequantize_tile     fp8 only: a landed stage -> the bf16 tile
 //   tile_scores         partial S = Q.K^T of this warp's k-steps -> shared memory
+//                       (fp8: tile_scores_fp8)
 //   tile_softmax        the online softmax of this lane's part of a row -> P, alpha
 //   tile_pv             O = alpha * O + P.V over this warp's output columns
+//                       (fp8: tile_pv_fp8)
 //   write_outputs       normalise; o and lse, or the split's partials
 //
-// The KV dtype enters only through the config (row bytes, landing layout) and
-// dequantize_tile: every phase after it reads a bf16 tile, so a new cache
-// format needs a gather geometry and a dequantisation, nothing else.
+// The KV dtype enters through the config (row bytes, landing layout) and the
+// fp8 products: the fp8 kernel reads the landed 656-byte rows directly,
+// converts each lane's e4m3 bytes exactly to fp16 MMA fragments (one cvt a
+// pair), and applies the per-128 scales in fp32 to the partial scores and in
+// fp16 to the P fragments of each warp's block (see tile_scores_fp8 and
+// tile_pv_fp8); no converted tile, no fifth barrier.
 //
 // Included only by split_kv.cuh. Every function is force-inlined, so the
 // kernel compiles to what it was before the split: for bf16 the same
@@ -50,6 +55,11 @@ struct SplitConfig {
   static constexpr bool kQInRegs = q_in_registers(BlockH, NumWarps);
   static constexpr bool kFp8 = Dtype == KvDtype::kFp8E4m3;
   static constexpr int kScaleBlocks = kDimLatent / 128;             // fp8: latent values sharing a scale, 4 blocks
+  // fp8: 16-byte pieces of a token's latent bytes one lane converts for Q.K^T
+  // (2 with 4 warps, 1 with 8), and bytes of a token it converts for P.V (the
+  // lane's column of each of the warp's kOTiles n-tiles).
+  static constexpr int kFp8KPieces = kLatentPerWarp / 64;
+  static constexpr int kFp8VBytes = kOTiles;
   static_assert(!kFp8 || (kDimLatent / NumWarps) <= 128, "fp8: a warp's latent columns lie in one scale block");
   // Byte offsets of the shared-memory regions (launch_plan.h sizes them).
   static constexpr SmemLayout kLayout = smem_layout(BlockT, NumWarps, NumStages, BlockH, Dtype);
@@ -234,45 +244,86 @@ template <class C>
 using QFragments = std::uint32_t[C::kQInRegs ? C::kMTiles : 1][C::kQInRegs ? C::kLatentKSteps + 1 : 1][4];
 
 template <class C>
+__device__ __forceinline__ void q_fp8_fragment(std::uint32_t (&qa)[4], const std::uint16_t* q_s, int mt, int ks,
+                                               const Lanes<C>& l);
+
+// (fp8: the latent k-steps in q_fp8_fragment's order, from the fp16 rows;
+// the rope k-step bf16, as for a bf16 cache.)
+template <class C>
 __device__ __forceinline__ void load_q_fragments(QFragments<C>& qf, const std::uint16_t* q_s, const Lanes<C>& l) {
   constexpr int RS = C::kRowStride;
   if constexpr (C::kQInRegs) {
 #pragma unroll
     for (int mt = 0; mt < C::kMTiles; ++mt)
 #pragma unroll
-      for (int ks = 0; ks <= C::kLatentKSteps; ++ks)
+      for (int ks = 0; ks <= C::kLatentKSteps; ++ks) {
+        if constexpr (C::kFp8) {
+          if (ks < C::kLatentKSteps) {
+            q_fp8_fragment<C>(qf[mt][ks], q_s, mt, ks, l);
+            continue;
+          }
+        }
         if (ks < C::kLatentKSteps || l.has_rope) ldmatrix_x4(qf[mt][ks], q_s + (mt * 16 + l.a_row) * RS + l.k_dim(ks) + l.a_col);
+      }
   }
 }
 
-// fp8: a landed stage (656-byte rows) -> the bf16 tile (1168-byte rows), in
-// the tile's 16-byte pieces: piece k < 64 holds latent values 8k..8k+7 (eight
-// e4m3 bytes, converted exactly; their scale is applied later, in fp32),
-// pieces 64..71 the rope values as they are. Consecutive threads take
-// consecutive pieces of a row, so the reads and the writes of a warp hit
-// distinct banks.
+// fp8: the latent part of the CTA's q rows (bf16, in shared memory) ->
+// fp16 in place, for the fp16 products with the exactly converted e4m3
+// values. Multiplied by 2^-e, e >= 0 the least that brings the CTA's largest
+// |q| under 2^15 (e = 0, an exact conversion, unless some |q| >= 2^15); the
+// scores take 2^e back with the cache scales (the return value). The rope
+// part stays bf16. Ends with the barrier that publishes the converted rows.
 template <class C>
-__device__ __forceinline__ void dequantize_tile(const unsigned char* land, std::uint16_t* tile, int tid) {
+__device__ __forceinline__ float q_latent_to_f16(std::uint16_t* q_s, unsigned* scratch, int tid) {
   constexpr int RS = C::kRowStride;
-  constexpr int kLatentPieces = kDimLatent / 8;
-  constexpr int kPieces = C::kBlockT * C::kChunksPerRow;
-  constexpr int kRounds = (kPieces + C::kThreads - 1) / C::kThreads;
+  constexpr int kRowPieces = kDimLatent / 8;  // 16-byte pieces of a row's latent part
+  constexpr int kPieces = C::kBlockH * kRowPieces;
+  unsigned amax = 0;  // bits of the largest |q| (non-negative floats order as their bits)
+  for (int u = tid; u < kPieces; u += C::kThreads) {
+    const uint4 v = *reinterpret_cast<const uint4*>(q_s + (u / kRowPieces) * RS + 8 * (u % kRowPieces));
+    const unsigned w[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
-  for (int i = 0; i < kRounds; ++i) {
-    const int u = i * C::kThreads + tid;
-    if (kPieces % C::kThreads != 0 && u >= kPieces) break;
-    const int r = u / C::kChunksPerRow, k = u % C::kChunksPerRow;
-    const unsigned char* src = land + r * C::kLandRowBytes;
-    uint4 out;
-    if (k < kLatentPieces) {
-      const uint2 in = *reinterpret_cast<const uint2*>(src + 8 * k);
-      fp8x4_to_bf16x4(in.x, out.x, out.y);
-      fp8x4_to_bf16x4(in.y, out.z, out.w);
-    } else {
-      out = *reinterpret_cast<const uint4*>(src + kDimLatent + 16 + 16 * (k - kLatentPieces));
-    }
-    *reinterpret_cast<uint4*>(tile + r * RS + 8 * k) = out;
+    for (int i = 0; i < 4; ++i) amax = max(amax, max((w[i] << 16) & 0x7fffffffu, w[i] & 0x7fff0000u));
   }
+  amax = __reduce_max_sync(0xffffffffu, amax);
+  if (tid % 32 == 0) scratch[tid / 32] = amax;
+  __syncthreads();
+#pragma unroll
+  for (int w = 0; w < C::kNumWarps; ++w) amax = max(amax, scratch[w]);
+  const int ex = static_cast<int>(min(amax >> 23, 254u)) - 127;  // floor(log2 max |q|)
+  const int e = ex >= 15 ? ex - 14 : 0;
+  const float down = __uint_as_float(static_cast<unsigned>(127 - e) << 23);
+  for (int u = tid; u < kPieces; u += C::kThreads) {
+    uint4* const p = reinterpret_cast<uint4*>(q_s + (u / kRowPieces) * RS + 8 * (u % kRowPieces));
+    const uint4 v = *p;
+    const unsigned w[4] = {v.x, v.y, v.z, v.w};
+    unsigned o[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+      o[i] = pack_f16x2(__uint_as_float(w[i] << 16) * down, __uint_as_float(w[i] & 0xffff0000u) * down);
+    *p = make_uint4(o[0], o[1], o[2], o[3]);
+  }
+  __syncthreads();
+  return __uint_as_float(static_cast<unsigned>(127 + e) << 23);
+}
+
+// fp8: the A fragment (fp16 q) of latent k-step ks for m-tile mt. The k
+// order inside this warp's columns is permuted to match the K fragments
+// (tile_scores_fp8): lane (g, q4) of k-step ks holds columns
+// lat0 + 16 kFp8KPieces q4 + 4 ks + {0, 1} (fragment k 2q4, 2q4 + 1) and
+// + {2, 3} (k 2q4 + 8, 2q4 + 9), i.e. one 8-byte load a row.
+template <class C>
+__device__ __forceinline__ void q_fp8_fragment(std::uint32_t (&qa)[4], const std::uint16_t* q_s, int mt, int ks,
+                                               const Lanes<C>& l) {
+  constexpr int RS = C::kRowStride;
+  const std::uint16_t* const p = q_s + (mt * 16 + l.g) * RS + l.lat0 + 16 * C::kFp8KPieces * l.q4 + 4 * ks;
+  const uint2 lo = *reinterpret_cast<const uint2*>(p);
+  const uint2 hi = *reinterpret_cast<const uint2*>(p + 8 * RS);
+  qa[0] = lo.x;
+  qa[1] = hi.x;
+  qa[2] = lo.y;
+  qa[3] = hi.y;
 }
 
 // fp8: scale `blk` of token row `t` of a landed stage.
@@ -286,14 +337,9 @@ __device__ __forceinline__ float fp8_scale(const unsigned char* land, int t, int
 // softmax). (Two accumulator sets for one-chunk tiles, to halve the MMA
 // chain, cost bt16_w4 ten registers and its third CTA an SM: slower,
 // measured. So did skipping the O rescale while alpha == 1: 14 registers.)
-//
-// fp8: the tile holds the e4m3 values unscaled; once this warp's latent
-// k-steps are summed, each token's partial score is multiplied by the token's
-// scale of this warp's block (land: the landed stage), then the rope k-step
-// (bf16, unscaled) adds to it.
 template <class C>
 __device__ __forceinline__ void tile_scores(const std::uint16_t* kvt, const QFragments<C>& qf, const std::uint16_t* q_s,
-                                            float* sc_s, const Lanes<C>& l, const unsigned char* land = nullptr) {
+                                            float* sc_s, const Lanes<C>& l) {
   constexpr int RS = C::kRowStride;
   constexpr int SS = C::kScoreStride;
   constexpr int kSets = 1;
@@ -308,23 +354,6 @@ __device__ __forceinline__ void tile_scores(const std::uint16_t* kvt, const QFra
         for (int e = 0; e < 4; ++e) s_acc[st][c][mt][0][e] = s_acc[st][c][mt][1][e] = 0.f;
 #pragma unroll
   for (int ks = 0; ks <= C::kLatentKSteps; ++ks) {
-    if constexpr (C::kFp8) {
-      if (ks == C::kLatentKSteps) {
-        const int blk = l.lat0 / 128;
-#pragma unroll
-        for (int c = 0; c < C::kChunks; ++c)
-#pragma unroll
-          for (int n = 0; n < 2; ++n) {
-            const int t = c * 16 + n * 8 + 2 * l.q4;
-            const float s0 = fp8_scale<C>(land, t, blk), s1 = fp8_scale<C>(land, t + 1, blk);
-#pragma unroll
-            for (int mt = 0; mt < C::kMTiles; ++mt) {
-              s_acc[0][c][mt][n][0] *= s0; s_acc[0][c][mt][n][1] *= s1;
-              s_acc[0][c][mt][n][2] *= s0; s_acc[0][c][mt][n][3] *= s1;
-            }
-          }
-      }
-    }
     if (ks == C::kLatentKSteps && !l.has_rope) break;
     const int d0 = l.k_dim(ks);
     std::uint32_t qa[C::kMTiles][4];
@@ -363,18 +392,150 @@ __device__ __forceinline__ void tile_scores(const std::uint16_t* kvt, const QFra
       }
 }
 
+// fp8: this warp's scale of the tile's tokens c * 16 + 2 q4 + {0, 1, 8, 9}
+// (the columns of the lane's score fragments, and the k rows of its P
+// fragments), read from the landed rows.
+template <class C>
+using TileScales = float[C::kChunks][4];
+
+template <class C>
+__device__ __forceinline__ void load_tile_scales(TileScales<C>& ts, const unsigned char* land, const Lanes<C>& l) {
+  const int blk = l.lat0 / 128;
+#pragma unroll
+  for (int c = 0; c < C::kChunks; ++c)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) ts[c][i] = fp8_scale<C>(land, c * 16 + 2 * l.q4 + (i % 2) + (i / 2) * 8, blk);
+}
+
+__device__ __forceinline__ std::uint32_t word_of(const uint4& v, int i) {
+  return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
+}
+
+// fp8: partial scores of this warp's k-steps, as tile_scores, straight from
+// the landed rows. The K fragment of lane (g, q4) for token g of an n-tile
+// is its own 16 kFp8KPieces bytes of the token's latent e4m3 values (pieces
+// kFp8KPieces q4 + i of the warp's 128 or 64 bytes: 16-byte loads, and with
+// 656-byte rows (16 mod 128) the 8 lanes of each load phase hit distinct
+// banks with 4 warps); its 4-byte word ks is k-step ks, converted exactly to
+// fp16 (one cvt a pair: fragment k 2q4, 2q4 + 1 from the low half, 2q4 + 8,
+// 2q4 + 9 from the high half; q_fp8_fragment permutes q's columns alike).
+// Once the latent k-steps of a chunk are summed, each token's partial score
+// is multiplied by its scale (ts) times qscale (q_latent_to_f16's 2^e), in
+// fp32; then the rope k-step (bf16 from the landed rows, unscaled) adds to it.
+template <class C>
+__device__ __forceinline__ void tile_scores_fp8(const unsigned char* land, const QFragments<C>& qf,
+                                                const std::uint16_t* q_s, float* sc_s, const Lanes<C>& l,
+                                                const TileScales<C>& ts, float qscale) {
+  constexpr int RS = C::kRowStride;
+  constexpr int SS = C::kScoreStride;
+  constexpr int LRB = C::kLandRowBytes;
+  constexpr int NP = C::kFp8KPieces;
+  // kSets independent accumulator chains a chunk (tuning::kFp8QkSets), summed before the scale.
+  constexpr int kSets = (C::kChunks == 1 && C::kMTiles == 1) ? tuning::kFp8QkSets : 1;
+  float s_acc[C::kChunks][C::kMTiles][2][4];
+  float s_alt[kSets > 1 ? C::kMTiles : 1][2][4];
+#pragma unroll
+  for (int c = 0; c < C::kChunks; ++c)
+#pragma unroll
+    for (int mt = 0; mt < C::kMTiles; ++mt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) s_acc[c][mt][0][e] = s_acc[c][mt][1][e] = 0.f;
+  if constexpr (kSets > 1) {
+#pragma unroll
+    for (int mt = 0; mt < C::kMTiles; ++mt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) s_alt[mt][0][e] = s_alt[mt][1][e] = 0.f;
+  }
+#pragma unroll
+  for (int c = 0; c < C::kChunks; ++c) {
+    uint4 kw[2][NP];
+#pragma unroll
+    for (int n = 0; n < 2; ++n) {
+      const unsigned char* const krow = land + (c * 16 + n * 8 + l.g) * LRB + l.lat0 + 16 * NP * l.q4;
+#pragma unroll
+      for (int i = 0; i < NP; ++i) kw[n][i] = *reinterpret_cast<const uint4*>(krow + 16 * i);
+    }
+#pragma unroll
+    for (int ks = 0; ks < C::kLatentKSteps; ++ks) {
+      std::uint32_t qa[C::kMTiles][4];
+#pragma unroll
+      for (int mt = 0; mt < C::kMTiles; ++mt) {
+        if constexpr (C::kQInRegs) {
+#pragma unroll
+          for (int e = 0; e < 4; ++e) qa[mt][e] = qf[mt][ks][e];
+        } else {
+          q_fp8_fragment<C>(qa[mt], q_s, mt, ks, l);
+        }
+      }
+#pragma unroll
+      for (int n = 0; n < 2; ++n) {
+        std::uint32_t b0, b1;
+        e4m3x4_to_f16x4(word_of(kw[n][ks / 4], ks % 4), b0, b1);
+#pragma unroll
+        for (int mt = 0; mt < C::kMTiles; ++mt) {
+          if (kSets > 1 && ks % 2 == 1)
+            mma_f16(s_alt[kSets > 1 ? mt : 0][n], qa[mt], b0, b1);
+          else
+            mma_f16(s_acc[c][mt][n], qa[mt], b0, b1);
+        }
+      }
+    }
+    if constexpr (kSets > 1) {
+#pragma unroll
+      for (int mt = 0; mt < C::kMTiles; ++mt)
+#pragma unroll
+        for (int n = 0; n < 2; ++n)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) s_acc[c][mt][n][e] += s_alt[mt][n][e];
+    }
+#pragma unroll
+    for (int n = 0; n < 2; ++n) {
+      const float s0 = ts[c][2 * n] * qscale, s1 = ts[c][2 * n + 1] * qscale;
+#pragma unroll
+      for (int mt = 0; mt < C::kMTiles; ++mt) {
+        s_acc[c][mt][n][0] *= s0; s_acc[c][mt][n][1] *= s1;
+        s_acc[c][mt][n][2] *= s0; s_acc[c][mt][n][3] *= s1;
+      }
+    }
+    if (l.has_rope) {
+      std::uint32_t kb[4];
+      ldmatrix_x4(kb, land + (c * 16 + l.bk_tok) * LRB + kDimLatent + 16 + 2 * (l.rope0 - kDimLatent + l.bk_dim));
+#pragma unroll
+      for (int mt = 0; mt < C::kMTiles; ++mt) {
+        std::uint32_t qa[4];
+        if constexpr (C::kQInRegs) {
+#pragma unroll
+          for (int e = 0; e < 4; ++e) qa[e] = qf[mt][C::kLatentKSteps][e];
+        } else {
+          ldmatrix_x4(qa, q_s + (mt * 16 + l.a_row) * RS + l.rope0 + l.a_col);
+        }
+        mma_bf16(s_acc[c][mt][0], qa, kb[0], kb[1]);
+        mma_bf16(s_acc[c][mt][1], qa, kb[2], kb[3]);
+      }
+    }
+  }
+  float* const scw = sc_s + l.warp * C::kBlockH * SS;
+#pragma unroll
+  for (int c = 0; c < C::kChunks; ++c)
+#pragma unroll
+    for (int mt = 0; mt < C::kMTiles; ++mt)
+#pragma unroll
+      for (int n = 0; n < 2; ++n) {
+        const int col = c * 16 + n * 8 + 2 * l.q4;
+        *reinterpret_cast<float2*>(scw + (mt * 16 + l.g) * SS + col) = make_float2(s_acc[c][mt][n][0], s_acc[c][mt][n][1]);
+        *reinterpret_cast<float2*>(scw + (mt * 16 + l.g + 8) * SS + col) =
+            make_float2(s_acc[c][mt][n][2], s_acc[c][mt][n][3]);
+      }
+}
+
 // The online softmax of this lane's part of its row: sums the warps' partial
 // scores, masks the tile's invalid tokens, updates the running max m_run and
-// sum l_run, writes the probabilities (bf16) and the row's rescale factor.
-//
-// fp8: the probabilities are written once per scale block b, each times its
-// token's scale b (land: the landed stage), so the warps of block b read P
-// already scaled for the unscaled e4m3 values of their columns; the running
-// sum stays that of the unscaled probabilities.
+// sum l_run, writes the probabilities (bf16; fp16 for an fp8 cache, whose
+// P.V runs in fp16) and the row's rescale factor.
 template <class C>
 __device__ __forceinline__ void tile_softmax(const float* sc_s, const int* tidx_stage, float scale_log2,
                                              std::uint16_t* p_s, float* alpha_s, const Lanes<C>& l, float& m_run,
-                                             float& l_run, const unsigned char* land = nullptr) {
+                                             float& l_run) {
   constexpr int SS = C::kScoreStride;
   constexpr int CPL = C::kColsPerLane;
   float x[CPL];
@@ -423,14 +584,12 @@ __device__ __forceinline__ void tile_softmax(const float* sc_s, const int* tidx_
   l_run = l_run * alpha + tsum;
   m_run = m_new;
   std::uint16_t* const pdst = p_s + l.sm_row * SS + l.sm_col;
-  if constexpr (C::kFp8) {
+  if constexpr (C::kFp8 && CPL % 2 == 0) {
 #pragma unroll
-    for (int j = 0; j < CPL; ++j) {
-      const float4 sc = *reinterpret_cast<const float4*>(land + (l.sm_col + j) * C::kLandRowBytes + kDimLatent);
-      const float s[4] = {sc.x, sc.y, sc.z, sc.w};
+    for (int j = 0; j < CPL; j += 2) *reinterpret_cast<std::uint32_t*>(pdst + j) = pack_f16x2(x[j], x[j + 1]);
+  } else if constexpr (C::kFp8) {
 #pragma unroll
-      for (int b = 0; b < C::kScaleBlocks; ++b) pdst[b * C::kBlockH * SS + j] = to_bf16(x[j] * s[b]);
-    }
+    for (int j = 0; j < CPL; ++j) pdst[j] = static_cast<std::uint16_t>(pack_f16x2(x[j], 0.f) & 0xFFFFu);
   } else if constexpr (CPL % 2 == 0) {
 #pragma unroll
     for (int j = 0; j < CPL; j += 2) *reinterpret_cast<std::uint32_t*>(pdst + j) = pack_bf16x2(x[j], x[j + 1]);
@@ -477,11 +636,103 @@ __device__ __forceinline__ void tile_pv(OAccumulator<C>& o_acc, const std::uint1
   }
 }
 
+// fp8: O = alpha * O + P.V over this warp's output columns, straight from the
+// landed rows. Every token of this warp's columns shares one scale (its block),
+// so the scale goes on P: the fp16 P fragments (k = tokens) are multiplied by
+// the tokens' scales in f16x2, and V is the exact fp16 of the e4m3 values.
+// To keep P x scale in fp16's normal range the scales are first multiplied by
+// 2^(127 - e_new), e_new this tile's largest scale's exponent field over the
+// warp's block (the largest becomes [1, 2)); the accumulator holds O times
+// 2^(127 - e_cur) and is rescaled with alpha when e_cur changes
+// (write_outputs divides it out). The V fragment of lane (g, q4) in n-tile j
+// is column lat0 + kFp8VBytes g + j of tokens 2q4, 2q4 + 1 (b0) and
+// 2q4 + 8, 2q4 + 9 (b1): one 16- (8-) byte load a token, whose bytes of two
+// tokens are interleaved into e4m3 pairs (prmt) and converted (one cvt a
+// pair). So accumulator column 2q4 (+1) of n-tile j is output column
+// lat0 + kFp8VBytes (2q4 (+1)) + j: the lane's outputs are 2 kFp8VBytes
+// contiguous columns of each of its rows.
+template <class C>
+__device__ __forceinline__ void tile_pv_fp8(OAccumulator<C>& o_acc, const unsigned char* land, const std::uint16_t* p_s,
+                                            const float* alpha_s, const Lanes<C>& l, const TileScales<C>& ts,
+                                            int& e_cur) {
+  constexpr int SS = C::kScoreStride;
+  constexpr int LRB = C::kLandRowBytes;
+  constexpr int VB = C::kFp8VBytes;
+  static_assert(VB == 16 || VB == 8, "a lane converts 16 or 8 bytes of a token");
+  float mx = 0.f;
+#pragma unroll
+  for (int c = 0; c < C::kChunks; ++c)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) mx = fmaxf(mx, fabsf(ts[c][i]));
+  mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+  mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+  int e_new = static_cast<int>((__float_as_uint(mx) >> 23) & 0xffu);
+  e_new = e_new == 0 ? e_cur : min(e_new, 253);  // all-zero (masked) or subnormal scales: keep
+  const int shift = max(-100, min(100, e_cur - e_new));
+  const float r = __uint_as_float(static_cast<unsigned>(127 + shift) << 23);
+  e_cur = e_new;
+  const float f = __uint_as_float(static_cast<unsigned>(254 - e_new) << 23);
+#pragma unroll
+  for (int mt = 0; mt < C::kMTiles; ++mt) {
+    const float lo = alpha_s[mt * 16 + l.g] * r, hi = alpha_s[mt * 16 + l.g + 8] * r;
+    if (!tuning::kFp8SkipUnitRescale || __any_sync(0xffffffffu, lo != 1.f || hi != 1.f)) {
+#pragma unroll
+      for (int n = 0; n < C::kOTiles; ++n) {
+        o_acc[mt][n][0] *= lo; o_acc[mt][n][1] *= lo;
+        o_acc[mt][n][2] *= hi; o_acc[mt][n][3] *= hi;
+      }
+    }
+  }
+#pragma unroll
+  for (int c = 0; c < C::kChunks; ++c) {
+    const std::uint32_t sc_lo = pack_f16x2(ts[c][0] * f, ts[c][1] * f);
+    const std::uint32_t sc_hi = pack_f16x2(ts[c][2] * f, ts[c][3] * f);
+    std::uint32_t pa[C::kMTiles][4];
+#pragma unroll
+    for (int mt = 0; mt < C::kMTiles; ++mt) {
+      ldmatrix_x4(pa[mt], p_s + (mt * 16 + l.a_row) * SS + c * 16 + l.a_col);
+      pa[mt][0] = hmul2(pa[mt][0], sc_lo);
+      pa[mt][1] = hmul2(pa[mt][1], sc_lo);
+      pa[mt][2] = hmul2(pa[mt][2], sc_hi);
+      pa[mt][3] = hmul2(pa[mt][3], sc_hi);
+    }
+    const unsigned char* const v0 = land + (c * 16 + 2 * l.q4) * LRB + l.lat0 + VB * l.g;
+    std::uint32_t t[4][VB / 4];  // tokens 2q4, 2q4 + 1, 2q4 + 8, 2q4 + 9
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const unsigned char* const src = v0 + ((i % 2) + (i / 2) * 8) * LRB;
+      if constexpr (VB == 16) {
+        const uint4 v = *reinterpret_cast<const uint4*>(src);
+        t[i][0] = v.x; t[i][1] = v.y; t[i][2] = v.z; t[i][3] = v.w;
+      } else {
+        const uint2 v = *reinterpret_cast<const uint2*>(src);
+        t[i][0] = v.x; t[i][1] = v.y;
+      }
+    }
+#pragma unroll
+    for (int w = 0; w < VB / 4; ++w) {
+      std::uint32_t b0[4], b1[4];
+      e4m3x4_to_f16x4(__byte_perm(t[0][w], t[1][w], 0x5140), b0[0], b0[1]);
+      e4m3x4_to_f16x4(__byte_perm(t[0][w], t[1][w], 0x7362), b0[2], b0[3]);
+      e4m3x4_to_f16x4(__byte_perm(t[2][w], t[3][w], 0x5140), b1[0], b1[1]);
+      e4m3x4_to_f16x4(__byte_perm(t[2][w], t[3][w], 0x7362), b1[2], b1[3]);
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int mt = 0; mt < C::kMTiles; ++mt) mma_f16(o_acc[mt][4 * w + j], pa[mt], b0[j], b1[j]);
+    }
+  }
+}
+
 // Normalise; one split writes o (bf16) and lse (natural log), several write
 // their partials (fp32, log2-domain lse) for the combine kernel.
+//
+// fp8: the accumulator holds O times 2^(127 - e_cur) (tile_pv_fp8) in the
+// column order of tile_pv_fp8: the lane's 2 kFp8VBytes contiguous columns.
 template <class C>
 __device__ __forceinline__ void write_outputs(const SplitArgs& a, const Work& w, const OAccumulator<C>& o_acc,
-                                              float* l_s, float* m_s, const Lanes<C>& l, float m_run, float l_run) {
+                                              float* l_s, float* m_s, const Lanes<C>& l, float m_run, float l_run,
+                                              int e_cur = 127) {
   if (l.lane % C::kLanesPerRow == 0) {
     l_s[l.sm_row] = l_run;
     m_s[l.sm_row] = m_run;
@@ -497,6 +748,32 @@ __device__ __forceinline__ void write_outputs(const SplitArgs& a, const Work& w,
       const float lsum = l_s[row];
       const float inv = lsum > 0.f ? 1.f / lsum : 0.f;
       const long long bh = static_cast<long long>(w.b) * a.heads + w.h0 + row;
+      if constexpr (C::kFp8) {
+        constexpr int VB = C::kFp8VBytes;
+        const float sc = inv * __uint_as_float(static_cast<unsigned>(e_cur) << 23);
+        const int col0 = l.lat0 + 2 * VB * l.q4;
+#pragma unroll
+        for (int hcol = 0; hcol < 2; ++hcol) {  // columns col0 + [0, VB) and col0 + VB + [0, VB)
+          const int e = 2 * half + hcol;
+          if (final_out) {
+            std::uint16_t* dst = a.o + bh * kDimV + col0 + hcol * VB;
+#pragma unroll
+            for (int j = 0; j < VB; j += 8)
+              *reinterpret_cast<uint4*>(dst + j) = make_uint4(
+                  pack_bf16x2(o_acc[mt][j][e] * sc, o_acc[mt][j + 1][e] * sc),
+                  pack_bf16x2(o_acc[mt][j + 2][e] * sc, o_acc[mt][j + 3][e] * sc),
+                  pack_bf16x2(o_acc[mt][j + 4][e] * sc, o_acc[mt][j + 5][e] * sc),
+                  pack_bf16x2(o_acc[mt][j + 6][e] * sc, o_acc[mt][j + 7][e] * sc));
+          } else {
+            float* dst = a.o_part + (bh * a.nsplit + w.split) * kDimV + col0 + hcol * VB;
+#pragma unroll
+            for (int j = 0; j < VB; j += 4)
+              *reinterpret_cast<float4*>(dst + j) = make_float4(o_acc[mt][j][e] * sc, o_acc[mt][j + 1][e] * sc,
+                                                                o_acc[mt][j + 2][e] * sc, o_acc[mt][j + 3][e] * sc);
+          }
+        }
+        continue;
+      }
       if (final_out) {
         std::uint16_t* dst = a.o + bh * kDimV + l.lat0 + 2 * l.q4;
 #pragma unroll
