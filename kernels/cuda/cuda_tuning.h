@@ -26,24 +26,20 @@ inline constexpr int kBt16W4MinBlocks = MLA_EXP_BT16_W4_MIN_BLOCKS;
 inline constexpr int kBt16W4MinBlocks = 3;
 #endif
 
-// fp8 kernels: skip a warp's O rescale in a tile where every one of its rows'
-// factor is exactly 1 (the running max did not move and the scale exponent
-// did not change: most tiles after the first few), a warp-uniform branch.
-// MLA_EXP_FP8_SKIP_UNIT_RESCALE overrides it for an experiment build.
-#ifdef MLA_EXP_FP8_SKIP_UNIT_RESCALE
-inline constexpr bool kFp8SkipUnitRescale = MLA_EXP_FP8_SKIP_UNIT_RESCALE != 0;
+// CTAs a multiprocessor is meant to hold of the fp8 bt32 x 4-warp split
+// kernels with 16-row head tiles and 1..2 stages (41..62 KB of shared memory,
+// so three fit).
+//   3: 168 registers a thread, no spills (uncapped they take 190..194 and
+//      two CTAs an SM). Measured on the H200 (BENCHMARKS.md, 2026-12-02,
+//      experiment 13): bt32_w4_s2 at B 96 tc 384 80.4 -> 59.9 us, the new
+//      best fp8 B 96; slower where two CTAs an SM already held the grid in
+//      one wave (B 48 tc 240 38.0 -> 40.7 us, B 8 tc 96 17.2 -> 18.1).
+//   1: uncapped.
+// MLA_EXP_FP8_BT32_W4_MIN_BLOCKS overrides it for an experiment build.
+#ifdef MLA_EXP_FP8_BT32_W4_MIN_BLOCKS
+inline constexpr int kFp8Bt32W4MinBlocks = MLA_EXP_FP8_BT32_W4_MIN_BLOCKS;
 #else
-inline constexpr bool kFp8SkipUnitRescale = false;
-#endif
-
-// fp8 kernels with one 16-token chunk and 16 head rows (bt16, bh16): the
-// latent Q.K^T k-steps of a chunk accumulate into this many independent
-// chains (1 or 2: even and odd k-steps), halving the dependent MMA chain for
-// 8 more registers. MLA_EXP_FP8_QK_SETS overrides it for an experiment build.
-#ifdef MLA_EXP_FP8_QK_SETS
-inline constexpr int kFp8QkSets = MLA_EXP_FP8_QK_SETS;
-#else
-inline constexpr int kFp8QkSets = 1;
+inline constexpr int kFp8Bt32W4MinBlocks = 3;
 #endif
 
 }  // namespace mla::cuda::tuning

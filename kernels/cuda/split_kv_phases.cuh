@@ -80,9 +80,14 @@ struct SplitConfig {
   // Register cap for the CTAs a multiprocessor should hold (H200 shared
   // memory allows them): bt16 x 4 warps cuda_tuning.h's kBt16W4MinBlocks
   // (three), 8 warps at bt16/bt32 two, 16-row tiles only (without it a few
-  // more registers cost a CTA an SM).
+  // more registers cost a CTA an SM); fp8 bt32 x 4 warps with 1..2 stages
+  // (62 KB of shared memory at most) kFp8Bt32W4MinBlocks.
   static constexpr int kMinBlocks =
-      BlockH != 16 ? 1 : NumWarps == 8 ? (BlockT <= 32 ? 2 : 1) : (BlockT == 16 ? tuning::kBt16W4MinBlocks : 1);
+      BlockH != 16       ? 1
+      : NumWarps == 8    ? (BlockT <= 32 ? 2 : 1)
+      : BlockT == 16     ? tuning::kBt16W4MinBlocks
+      : (BlockT == 32 && Dtype == KvDtype::kFp8E4m3 && NumStages <= 2) ? tuning::kFp8Bt32W4MinBlocks
+                         : 1;
 
   static_assert(kDimLatent % (16 * NumWarps) == 0, "latent columns must split into 16-wide k-steps");
   static_assert(NumWarps >= kRopeKSteps, "the rope k-steps go one to a warp");
@@ -430,22 +435,15 @@ __device__ __forceinline__ void tile_scores_fp8(const unsigned char* land, const
   constexpr int SS = C::kScoreStride;
   constexpr int LRB = C::kLandRowBytes;
   constexpr int NP = C::kFp8KPieces;
-  // kSets independent accumulator chains a chunk (tuning::kFp8QkSets), summed before the scale.
-  constexpr int kSets = (C::kChunks == 1 && C::kMTiles == 1) ? tuning::kFp8QkSets : 1;
+  // (Two accumulator chains for the even and odd k-steps of a bt16 chunk:
+  // +3 registers and 2.4 % slower at B 96, measured; see BENCHMARKS.md.)
   float s_acc[C::kChunks][C::kMTiles][2][4];
-  float s_alt[kSets > 1 ? C::kMTiles : 1][2][4];
 #pragma unroll
   for (int c = 0; c < C::kChunks; ++c)
 #pragma unroll
     for (int mt = 0; mt < C::kMTiles; ++mt)
 #pragma unroll
       for (int e = 0; e < 4; ++e) s_acc[c][mt][0][e] = s_acc[c][mt][1][e] = 0.f;
-  if constexpr (kSets > 1) {
-#pragma unroll
-    for (int mt = 0; mt < C::kMTiles; ++mt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) s_alt[mt][0][e] = s_alt[mt][1][e] = 0.f;
-  }
 #pragma unroll
   for (int c = 0; c < C::kChunks; ++c) {
     uint4 kw[2][NP];
@@ -472,21 +470,8 @@ __device__ __forceinline__ void tile_scores_fp8(const unsigned char* land, const
         std::uint32_t b0, b1;
         e4m3x4_to_f16x4(word_of(kw[n][ks / 4], ks % 4), b0, b1);
 #pragma unroll
-        for (int mt = 0; mt < C::kMTiles; ++mt) {
-          if (kSets > 1 && ks % 2 == 1)
-            mma_f16(s_alt[kSets > 1 ? mt : 0][n], qa[mt], b0, b1);
-          else
-            mma_f16(s_acc[c][mt][n], qa[mt], b0, b1);
-        }
+        for (int mt = 0; mt < C::kMTiles; ++mt) mma_f16(s_acc[c][mt][n], qa[mt], b0, b1);
       }
-    }
-    if constexpr (kSets > 1) {
-#pragma unroll
-      for (int mt = 0; mt < C::kMTiles; ++mt)
-#pragma unroll
-        for (int n = 0; n < 2; ++n)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) s_acc[c][mt][n][e] += s_alt[mt][n][e];
     }
 #pragma unroll
     for (int n = 0; n < 2; ++n) {
@@ -666,6 +651,8 @@ __device__ __forceinline__ void tile_pv_fp8(OAccumulator<C>& o_acc, const unsign
     for (int i = 0; i < 4; ++i) mx = fmaxf(mx, fabsf(ts[c][i]));
   mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
   mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+  // (Skipping the rescale in a warp whose factors are all 1 was no faster:
+  // e_new moves in most tiles. Measured; see BENCHMARKS.md.)
   int e_new = static_cast<int>((__float_as_uint(mx) >> 23) & 0xffu);
   e_new = e_new == 0 ? e_cur : min(e_new, 253);  // all-zero (masked) or subnormal scales: keep
   const int shift = max(-100, min(100, e_cur - e_new));
@@ -675,12 +662,10 @@ __device__ __forceinline__ void tile_pv_fp8(OAccumulator<C>& o_acc, const unsign
 #pragma unroll
   for (int mt = 0; mt < C::kMTiles; ++mt) {
     const float lo = alpha_s[mt * 16 + l.g] * r, hi = alpha_s[mt * 16 + l.g + 8] * r;
-    if (!tuning::kFp8SkipUnitRescale || __any_sync(0xffffffffu, lo != 1.f || hi != 1.f)) {
 #pragma unroll
-      for (int n = 0; n < C::kOTiles; ++n) {
-        o_acc[mt][n][0] *= lo; o_acc[mt][n][1] *= lo;
-        o_acc[mt][n][2] *= hi; o_acc[mt][n][3] *= hi;
-      }
+    for (int n = 0; n < C::kOTiles; ++n) {
+      o_acc[mt][n][0] *= lo; o_acc[mt][n][1] *= lo;
+      o_acc[mt][n][2] *= hi; o_acc[mt][n][3] *= hi;
     }
   }
 #pragma unroll
