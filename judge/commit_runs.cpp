@@ -56,7 +56,7 @@ Result<int> bench_processes(store::Database& db, store::CommitId commit) {
   auto runs = store::RunReader(db).runs_of_commit(commit);
   if (!runs) return fail(runs.error());
   int n = 0;
-  for (const auto& r : *runs) n += r.kind == store::RunKind::kBench;
+  for (const auto& r : *runs) n += r.kind == store::RunKind::kBench && r.status != store::RunStatus::kCutOff;
   return n;
 }
 

@@ -61,8 +61,12 @@ Result<CommitRuns> commit_runs(store::Database& db, store::CommitId commit, stor
                                store::RunKind kind = store::RunKind::kBench,
                                const std::optional<std::set<store::RunId>>& only = std::nullopt);
 
-// The bench processes a commit has had (runs of kind bench, whatever their
-// status): what runs.max_per_commit caps.
+// The bench processes a commit has had: runs of kind bench, whatever their
+// status, but `cut_off` -- what runs.max_per_commit caps. A run cut off was
+// ended by the daemon's stop or death, not by anything the commit did; were
+// it counted, each crash of the daemon would take a run from the commit's
+// evidence for good (fault_kill_bench saw a regression left unflagged so).
+// Cut-offs stay bounded: a job cut off max_attempts times is given up.
 Result<int> bench_processes(store::Database& db, store::CommitId commit);
 
 }  // namespace perfwatch::judge

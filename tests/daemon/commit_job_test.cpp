@@ -13,6 +13,7 @@
 #include "store/analysis_store.h"
 #include "store/queue_store.h"
 #include "store/repo_store.h"
+#include "store/run_store.h"
 #include "tests/daemon/fake_env.h"
 #include "tests/judge/synthetic_history.h"
 #include "tests/support/temp_dir.h"
@@ -120,6 +121,68 @@ TEST_F(CommitJobTest, AStopRequestEndsTheJobBetweenRunsAndLeavesItForTheNextStar
   ASSERT_TRUE(result.has_value());
   EXPECT_EQ(result->state, store::JobState::kRunning);
   EXPECT_EQ(env_.bench_calls(env_.shas()[0]), 0);
+}
+
+// A run cut off by the daemon's death or stop is not the commit's doing: it
+// takes nothing from the commit's budget. (Counted, a commit whose earlier
+// attempts were cut off runs.max_per_commit times was never measured again,
+// and its step never flagged; fault_kill_bench found it.)
+TEST_F(CommitJobTest, RunsCutOffByTheDaemonDoNotCountAgainstTheRunBudget) {
+  for (double v : {100.0, 100.0, 100.0, 115.0}) env_.add_commit(flat(v));
+  const std::string stepped = env_.shas()[3];
+  auto manifest = env_.manifest(stepped);
+  ASSERT_TRUE(manifest.has_value());
+  auto commit = record_commit(*db_, repo_, env_, stepped, *manifest);
+  ASSERT_TRUE(commit.has_value()) << commit.error().to_string();
+  for (int i = 0; i < 8; ++i) {  // the whole budget, cut off by earlier deaths of the daemon
+    auto run = store::RunWriter(*db_).start_run({.commit_id = *commit, .purpose = "run 1 of 3", .started_at = 1});
+    ASSERT_TRUE(run.has_value()) << run.error().to_string();
+    store::RunOutcome cut{.status = store::RunStatus::kCutOff, .message = "the daemon ended while the run was in progress"};
+    ASSERT_TRUE(store::RunWriter(*db_).finish_run(*run, cut).has_value());
+  }
+  watch();
+  EXPECT_GE(env_.bench_calls(stepped), 3) << log_text();
+  const auto flags = standing_flags();
+  ASSERT_EQ(flags.size(), 4u) << log_text();
+  for (const auto& f : flags) EXPECT_EQ(f.sha, stepped);
+}
+
+// A commit measured after its successor (given up on, then re-queued by a
+// person): the successor, judged when it had no predecessor, is judged again
+// against it, and the step there is flagged at its commit.
+TEST_F(CommitJobTest, ACommitMeasuredAfterItsSuccessorHasTheSuccessorJudgedAgainstIt) {
+  env_.add_commit(flat(100));
+  env_.add_commit(flat(115));
+  store::JobQueue queue(*db_);
+  auto run_dry = [&] {
+    for (int n = 0; n < 100; ++n) {
+      auto job = queue.claim_next();
+      ASSERT_TRUE(job.has_value()) << job.error().to_string();
+      if (!*job) return;
+      auto result = run_commit_job(*ctx_, **job);
+      ASSERT_TRUE(result.has_value()) << result.error().to_string();
+      ASSERT_TRUE(queue.finish((*job)->id, result->state, result->message).has_value());
+    }
+    FAIL() << "the queue never ran dry";
+  };
+  ASSERT_TRUE(queue.enqueue({.repo_id = repo_, .commit_sha = env_.shas()[1], .branch = "main"}).has_value());
+  run_dry();
+  EXPECT_TRUE(standing_flags().empty()) << "nothing to compare with yet";
+  ASSERT_TRUE(queue.enqueue({.repo_id = repo_, .commit_sha = env_.shas()[0], .branch = "main"}).has_value());
+  run_dry();
+  EXPECT_THAT(log_text(), ::testing::HasSubstr("step=rejudge"));
+  const auto flags = standing_flags();
+  ASSERT_EQ(flags.size(), 4u) << log_text();
+  for (const auto& f : flags) {
+    EXPECT_EQ(f.sha, env_.shas()[1]);
+    EXPECT_EQ(f.flag.kind, store::FlagKind::kRegression);
+  }
+  // Judged in order, nothing is queued again.
+  const auto before = log_lines_.size();
+  env_.add_commit(flat(115));
+  ASSERT_TRUE(queue.enqueue({.repo_id = repo_, .commit_sha = env_.shas()[2], .branch = "main"}).has_value());
+  run_dry();
+  for (auto i = before; i < log_lines_.size(); ++i) EXPECT_THAT(log_lines_[i], ::testing::Not(::testing::HasSubstr("step=rejudge")));
 }
 
 // Noisy enough that many comparisons stay undecided and grow, and change
