@@ -212,6 +212,7 @@ class CommitJob {
     auto queued = queue_webhooks(ctx_, manifest_, commit_, job_.branch, *judged);
     if (!queued) return fail(queued.error());
     if (auto s = queue_confirmations(ctx_, job_.branch, judged->confirms); !s) return fail(s.error());
+    if (auto s = queue_rejudge_of_descendants(ctx_, job_.branch, commit_, *testbed_); !s) return fail(s.error());
     if (auto s = tx.commit(); !s) return fail(s.error());
     announce(ctx_, manifest_, commit_, job_.branch, *judged, *queued);
     if (auto s = deliver_webhooks(ctx_); !s) return fail(s.error());

@@ -284,6 +284,32 @@ Result<std::optional<CommitRecord>> HistoryReader::previous_measured(CommitId co
   });
 }
 
+Result<std::vector<CommitRecord>> HistoryReader::next_measured(CommitId commit, TestbedId testbed, RunKind kind) {
+  return guard(db_, "find the next measured commits", [&] {
+    Transaction tx(db_, Transaction::Mode::kDeferred);
+    detail::check(tx.status());
+    // Forward along parent_sha from the commit's children, through commits
+    // without results of their own (inherited, failed, not yet run).
+    Query q(db_,
+            std::string("WITH RECURSIVE chain(id, sha, measured) AS ("
+                        "  SELECT c.id, c.sha, 0 FROM commits c WHERE c.id = :commit"
+                        "  UNION ALL"
+                        "  SELECT c.id, c.sha, (c.inherited_from IS NULL AND EXISTS ("
+                        "      SELECT 1 FROM runs r WHERE r.commit_id = c.id AND r.testbed_id = :testbed"
+                        "        AND r.kind = :kind AND r.status = 'ok'))"
+                        "  FROM chain JOIN commits c ON c.repo_id = (SELECT repo_id FROM commits WHERE id = :commit)"
+                        "    AND c.parent_sha = chain.sha"
+                        "  WHERE chain.measured = 0) "
+                        "SELECT ") +
+                detail::kCommitColumns +
+                " FROM chain JOIN commits c ON c.id = chain.id WHERE chain.measured = 1 ORDER BY c.committed_at, c.id");
+    q->bind(":commit", commit).bind(":testbed", testbed).bind(":kind", to_string(kind));
+    std::vector<CommitRecord> out;
+    while (q->step()) out.push_back(detail::read_commit(*q));
+    return out;
+  });
+}
+
 Result<StoreMetrics> HistoryReader::metrics() {
   return guard(db_, "read metrics", [&] {
     Transaction tx(db_, Transaction::Mode::kDeferred);

@@ -106,6 +106,12 @@ class HistoryReader {
   Result<std::optional<CommitRecord>> previous_measured(CommitId commit, TestbedId testbed,
                                                         RunKind kind = RunKind::kBench);
 
+  // The nearest first-parent descendants of `commit` (one per line of
+  // descent) that have ok runs of their own of this kind on the testbed:
+  // the commits whose previous_measured() is `commit`. Oldest first.
+  Result<std::vector<CommitRecord>> next_measured(CommitId commit, TestbedId testbed,
+                                                  RunKind kind = RunKind::kBench);
+
   Result<StoreMetrics> metrics();
 
  private:
