@@ -19,6 +19,10 @@
 #                         /usr/local)
 #   STAGED.txt            what was staged, from which commit, with ldd's answer
 # Env: PERFWATCH_STAGE_BUILD  the build folder (default build-gpu-stage, git-ignored)
+#      PERFWATCH_STAGE_BINARY a perfwatch already built (any build type) to stage
+#                             instead of building Release: the kernels it
+#                             measures are built on the GPU machine by nvcc, so
+#                             perfwatch's own optimisation level changes no figure
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -41,13 +45,18 @@ if [[ ! -f web/node_modules/uplot/dist/uPlot.iife.min.js ]]; then
 fi
 launcher=()
 if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMLA_ENABLE_CUDA=OFF \
-  -DPERFWATCH_REQUIRE_BROWSER_TEST=OFF "${launcher[@]}" >/dev/null
-cmake --build "$build" --target perfwatch
+binary=${PERFWATCH_STAGE_BINARY:-}
+if [[ -z $binary ]]; then
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMLA_ENABLE_CUDA=OFF \
+    -DPERFWATCH_REQUIRE_BROWSER_TEST=OFF "${launcher[@]}" >/dev/null
+  cmake --build "$build" --target perfwatch
+  binary=$build/perfwatch
+fi
+[[ -x $binary ]] || die "no perfwatch executable at $binary"
 
 rm -rf "$carry"
 mkdir -p "$carry/bin" "$carry/lib" "$carry/lib-spare" "$carry/prefix"
-cp "$build/perfwatch" "$carry/bin/perfwatch"
+cp "$binary" "$carry/bin/perfwatch"
 strip --strip-debug "$carry/bin/perfwatch" 2>/dev/null || true
 
 # 2. Its shared libraries, by soname (the name the loader looks for). The C
