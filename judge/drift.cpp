@@ -35,6 +35,15 @@ std::optional<store::FlagRecord> continued(const std::vector<const store::Histor
 
 }  // namespace
 
+std::size_t drift_through(const std::vector<const store::HistoryEntry*>& measured, std::size_t at) {
+  const auto& flag = measured[at]->flag;
+  const std::string through = flag ? flag->detail.value("through", measured[at]->sha) : measured[at]->sha;
+  for (std::size_t i = measured.size(); i-- > at;) {
+    if (measured[i]->sha == through) return i;
+  }
+  return at;  // `through` not measured here: the flag's own commit
+}
+
 bool recent_drift(const std::vector<const store::HistoryEntry*>& measured, std::size_t at) {
   const auto& flag = measured[at]->flag;
   if (!flag || flag->kind != store::FlagKind::kDrift || !flag->standing()) return false;
@@ -43,6 +52,11 @@ bool recent_drift(const std::vector<const store::HistoryEntry*>& measured, std::
     if (measured[i]->sha == through) return measured.size() - 1 - i <= static_cast<std::size_t>(kExtendCommits);
   }
   return false;
+}
+
+bool drift_going_on(int commits_after, double step_rel, double margin_rel) {
+  if (commits_after > kExtendCommits) return false;
+  return std::fabs(std::log1p(step_rel)) <= std::log1p(margin_rel);
 }
 
 Result<std::optional<Drift>> level_drift(Bands& bands, const DriftScope& scope, const Cell& cell,

@@ -160,10 +160,12 @@ class Judging {
       // it better than one step (located_steps.h), so both looks agree.
       const std::size_t events = out_.flags.size();
       bool sliding = false;
+      const LocatedStep* going_on = nullptr;  // the tail of the drift flag that starts the stretch
       for (const LocatedStep& step : *steps) {
         auto stepped = located_step(step);
         if (!stepped) return fail(stepped.error());
         sliding = sliding || (!*stepped && step.shape == LocatedStep::Shape::kSlide && !step.rejudged);
+        if (!step.rejudged && step.drift_going_on) going_on = &step;
       }
       if (!sliding) continue;
       // A located flag judged again may have changed the history read.
@@ -171,10 +173,26 @@ class Judging {
       if (!history) return fail(history.error());
       auto drift = level_drift(bands_, history_, cell, *history);
       if (!drift) return fail(drift.error());
-      if (*drift) {
+      // The drift going on extends its flag: through the head when the head
+      // is still sliding away from the level, else through the located step.
+      // Never a second drift flag for it.
+      if (*drift && (!going_on || (*drift)->extends)) {
         if (auto s = slide(**drift); !s) return s;
+      } else if (going_on && going_on->extends) {
+        if (auto s = extend_through(*going_on); !s) return s;
       }
     }
+    return {};
+  }
+
+  // A located step that is the drift going on (located_steps.h): its flag
+  // now reaches the step's commit, and its magnitude the whole slide.
+  Status extend_through(const LocatedStep& step) {
+    const store::FlagRecord& flag = *step.extends;
+    const double total = (1 + flag.detail.value("first_rel", flag.magnitude_rel)) * step.comparison.ratio - 1;
+    auto e = extend_drift_flag(db_, flag, total, step.sha, step.comparison);
+    if (!e) return fail(e.error());
+    out_.flags.push_back(std::move(*e));
     return {};
   }
 

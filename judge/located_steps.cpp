@@ -67,14 +67,22 @@ class Looker {
     LocatedStep s = step(from, at, split->comparison);
     s.location_margin = split->location_margin;
     // A slide explains it better; or the cell's newest flag is a drift the
-    // same way, and no clear step beats the drift going on.
+    // same way, and no clear step beats the drift going on; or the step is
+    // no larger than the band and lies within that drift's reach: its tail.
     const auto& newest = es_[from]->flag;
-    const bool drifting = newest && recent_drift(es_, from) &&
-                          newest->detail.value("verdict", "") == analysis::to_string(split->comparison.verdict);
+    const bool same_way =
+        newest && newest->detail.value("verdict", "") == analysis::to_string(split->comparison.verdict);
+    const bool drifting = same_way && recent_drift(es_, from);
+    if (same_way && newest->kind == store::FlagKind::kDrift && newest->standing()) {
+      const std::size_t through = drift_through(es_, from);
+      s.drift_going_on = judge::drift_going_on(static_cast<int>(at) - static_cast<int>(through),
+                                               split->comparison.delta_rel(), split->comparison.margin_rel);
+      if (s.drift_going_on && at > through) s.extends = *newest;
+    }
     const double m = split->slide_margin;
-    s.shape = m >= kShapeMargin                ? LocatedStep::Shape::kStep
-              : m <= -kShapeMargin || drifting ? LocatedStep::Shape::kSlide
-                                               : LocatedStep::Shape::kUnclear;
+    s.shape = m >= kShapeMargin && !s.drift_going_on ? LocatedStep::Shape::kStep
+              : m <= -kShapeMargin || drifting || s.drift_going_on ? LocatedStep::Shape::kSlide
+                                                                    : LocatedStep::Shape::kUnclear;
     s.detail["over_slide"] = split->slide_margin;
     if (at + 1 < es_.size()) s.next_sha = es_[at + 1]->sha, s.next_commit = es_[at + 1]->commit_id;
     s.previous_commit = es_[at - 1]->commit_id;

@@ -11,7 +11,9 @@
 // the runs before and after it as evidence; the commit comparisons never see
 // it late at another commit. One whose place is not clear asks for more runs
 // at its commit (a confirmation) while that commit has budget; a slide is
-// drift.h's.
+// drift.h's. So is a step after a drift flag the same way that is no larger
+// than the band of a commit comparison (drift.h's drift_going_on): the rest
+// of that slide, which extends the drift flag instead of raising a step flag.
 //
 // A located flag follows its evidence: while it is the cell's newest flag,
 // each look judges it again on every run since (the level before it
@@ -19,6 +21,7 @@
 // the change.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,6 +61,11 @@ struct LocatedStep {
   enum class Shape { kStep, kSlide, kUnclear };
   Shape shape = Shape::kStep;       // what explains the runs (kSlide: drift.h's to flag)
   bool rejudged = false;            // a standing located flag judged again
+  // kSlide because it is the drift flag that starts the stretch going on
+  // (drift.h's drift_going_on): that flag, not a step flag, says it.
+  bool drift_going_on = false;
+  // That drift flag, when the step lies past its newest commit: extended to it.
+  std::optional<store::FlagRecord> extends;
   nlohmann::json detail;            // basis, the commits on each side, location margin, splits tried
 };
 

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "analysis/drift.h"
+#include "judge/drift.h"
 #include "store/analysis_store.h"
 #include "tests/judge/synthetic_history.h"
 
@@ -270,6 +271,62 @@ TEST_F(JudgeCommitTest, ALocatedStepThatTheRunsSinceDoNotBearOutIsWithdrawn) {
   EXPECT_EQ(r.flags[0].what, What::kWithdrawn);
   EXPECT_EQ(r.flags[0].flag.commit_id, commits[6].id);
   EXPECT_THAT(r.flags[0].reason, HasSubstr("re-judged with 18 vs 21 runs"));
+}
+
+// After a drift is flagged where it left the band, the rest of the slide
+// and its end (level, ramp, level) split into a "before" and an "after" a
+// percent or two apart; with every run since the flag as evidence that is
+// significant, and by shape a step. It is the drift going on: its flag
+// reaches further, no step flag is raised (issue 9: a drift flagged once).
+TEST_F(JudgeCommitTest, TheRestOfAFlaggedDriftExtendsItsFlagInsteadOfRaisingStepFlags) {
+  manifest_ = SyntheticHistory::manifest(12);
+  std::vector<double> values(6, 100.0);
+  for (int i = 1; i <= 12; ++i) values.push_back(100.0 * std::pow(1.005, i));
+  for (int i = 0; i < 12; ++i) values.push_back(values.back());
+  auto commits = measured_history(values, 0.02, 12);
+  int drift = 0;
+  for (const auto& f : all_flags()) {
+    if (!f.standing()) continue;
+    EXPECT_EQ(f.kind, store::FlagKind::kDrift) << "no step flags in or after the slide\n" << describe_flags();
+    drift += f.kind == store::FlagKind::kDrift;
+  }
+  EXPECT_EQ(drift, 4) << "one drift flag per cell\n" << describe_flags();
+}
+
+// A step after a drift is still a step: larger than the band, it is flagged
+// at its own commit, and the drift keeps its one flag.
+TEST_F(JudgeCommitTest, ARealStepRightAfterADriftIsFlaggedAsAStepAtItsCommit) {
+  manifest_ = SyntheticHistory::manifest(12);
+  std::vector<double> values(6, 100.0);
+  for (int i = 1; i <= 12; ++i) values.push_back(100.0 * std::pow(1.005, i));
+  for (int i = 0; i < 4; ++i) values.push_back(values.back());
+  const std::size_t step = values.size();
+  for (int i = 0; i < 8; ++i) values.push_back(values[step - 1] * 1.05);
+  auto commits = measured_history(values, 0.02, 12);
+  int at_step = 0, drift = 0;
+  for (const auto& f : all_flags()) {
+    if (!f.standing()) continue;
+    if (f.kind == store::FlagKind::kDrift) {
+      ++drift;
+      continue;
+    }
+    EXPECT_EQ(f.commit_id, commits[step].id) << describe_flags();
+    EXPECT_EQ(f.kind, store::FlagKind::kRegression);
+    EXPECT_NEAR(f.magnitude_rel, 0.05, 0.02);
+    ++at_step;
+  }
+  EXPECT_EQ(at_step, 4) << "every cell, at the step's commit\n" << describe_flags();
+  EXPECT_EQ(drift, 4) << describe_flags();
+}
+
+TEST(DriftGoingOn, IsAStepWithinTheBandAndTheDriftsReach) {
+  EXPECT_TRUE(drift_going_on(3, 0.02, 0.032));    // a tail of +2% three commits on, band +-3.2%
+  EXPECT_TRUE(drift_going_on(-2, 0.025, 0.032));  // before the drift's newest commit
+  EXPECT_FALSE(drift_going_on(3, 0.05, 0.032));   // a 5% step is a step
+  EXPECT_FALSE(drift_going_on(3, 0.05, 0.048));   // ... also at 3% run noise
+  EXPECT_FALSE(drift_going_on(kExtendCommits + 1, 0.02, 0.032));  // too long after the drift
+  EXPECT_TRUE(drift_going_on(kExtendCommits, 0.02, 0.032));
+  EXPECT_TRUE(drift_going_on(1, -0.02, 0.032));   // an improving drift's tail: by size
 }
 
 TEST(SlideStart, FindsWhereALevelTurnsIntoASlope) {
