@@ -6,6 +6,7 @@
 
 #include "daemon/env.h"
 #include "daemon/follow_up.h"
+#include "daemon/inherit.h"
 #include "daemon/job_runs.h"
 #include "daemon/notify.h"
 #include "daemon/pinned_baseline.h"
@@ -76,31 +77,17 @@ class CommitJob {
     if (!commit) return fail(commit.error());
     commit_ = *commit;
     runs_.emplace(ctx_, job_, manifest_, sha_);
-    for (const auto& c : job_.options.value("confirm", nlohmann::json::array())) {
-      if (!c.is_object()) continue;
-      auto point = store::RunReader(ctx_.db).find_point(c.value("point", ""));
-      if (point && *point) confirm_cells_[{c.value("variant", ""), (*point)->id}] = c.value("change_point", nlohmann::json::object());
-    }
+    confirm_cells_ = cells_to_confirm(ctx_.db, job_.options);
     return go_on();
   }
 
   // A commit that changes none of the manifest's paths carries its parent's results.
   Ended inherit() {
-    if (confirm_ || commit_.parent_sha.empty()) return go_on();
-    auto parent = store::RepoReader(ctx_.db).find_commit(ctx_.repo, commit_.parent_sha);
-    if (!parent) return fail(parent.error());
-    if (!*parent) return go_on();  // never seen: nothing to inherit, measure it
-    auto parent_hash = ctx_.env.paths_hash(commit_.parent_sha, manifest_.paths);  // under this commit's manifest
-    if (!parent_hash) return fail(parent_hash.error());
-    if (*parent_hash != commit_.paths_hash) return go_on();
-    if (auto s = store::RepoWriter(ctx_.db).set_inherited_from(commit_.id, (*parent)->id); !s) return fail(s.error());
-    std::string from = commit_.parent_sha;
-    auto updated = store::RepoReader(ctx_.db).commit(commit_.id);
-    if (updated && updated->inherited_from) {
-      if (auto root = store::RepoReader(ctx_.db).commit(*updated->inherited_from)) from = root->sha;
-    }
-    ctx_.log.event("inherit").commit(sha_).add("status", "ok").add("from", from.substr(0, 10));
-    return finish(store::JobState::kDone, "inherits the results of " + from.substr(0, 10) +
+    if (confirm_) return go_on();
+    auto from = inherit_untouched(ctx_, commit_, manifest_);
+    if (!from) return fail(from.error());
+    if (!*from) return go_on();
+    return finish(store::JobState::kDone, "inherits the results of " + (*from)->substr(0, 10) +
                                               ": touches none of the manifest's paths (no build, no bench)");
   }
 
@@ -145,29 +132,14 @@ class CommitJob {
       if (!prev) return fail(prev.error());
       previous_ = *prev;
       if (!previous_) return go_on();
-      auto cells = judge::look(ctx_.db, manifest_, *testbed_, previous_->id, commit_.id, ctx_.options.policy);
-      auto processes_a = judge::bench_processes(ctx_.db, previous_->id);
-      if (!cells) return fail(cells.error());
-      if (!processes_a) return fail(processes_a.error());
-      std::vector<judge::CellLook> looks;
-      for (const auto& c : *cells) looks.push_back({c.cell, c.comparison});
-      judge::PlanRequest request{looks, {}, {}, confirm_, {}, 2.0};
-      for (const auto& [cell, cp] : confirm_cells_) request.confirm_cells.insert(cell);
-      request.a = {*processes_a, manifest_.runs.max_per_commit,
-                   confirm_ || ctx_.workbench.has_build(previous_->sha, manifest_.build.command)};
-      request.b = {processes_b_, manifest_.runs.max_per_commit, true};
-      judge::RunPlan plan = judge::plan_runs(request);
+      auto planned = plan_more_runs(ctx_, manifest_, *testbed_, *previous_, commit_.id, processes_b_, confirm_,
+                                    confirm_cells_);
+      if (!planned) return fail(planned.error());
+      const judge::RunPlan& plan = *planned;
       if (plan.done()) return go_on();
       const auto points_a = point_keys(ctx_.db, manifest_, plan.a.points);
       const auto points_b = point_keys(ctx_.db, manifest_, plan.b.points);
-      ctx_.log.event("more_runs")
-          .commit(sha_)
-          .add("against", previous_->sha.substr(0, 10))
-          .add("undecided", plan.undecided)
-          .add("add_against", plan.a.runs)
-          .add("add_commit", plan.b.runs)
-          .add("points_against", describe_points(manifest_, points_a, plan.a.runs))
-          .add("points_commit", describe_points(manifest_, points_b, plan.b.runs));
+      log_more_runs(ctx_, manifest_, sha_, previous_->sha, plan, points_a, points_b);
       int add_a = plan.a.runs;  // A B A B: the machine's slow drift hits both sides alike
       for (int i = 0; i < std::max(add_a, plan.b.runs) && failure_.empty(); ++i) {
         if (ctx_.stopping()) return finish(store::JobState::kRunning, kInterrupted);
@@ -192,19 +164,12 @@ class CommitJob {
   // it and the confirm jobs are one transaction: a crash leaves all or none
   // of them, and a redo judges (and announces) again. Delivery follows.
   Ended judge() {
-    runs_->progress(store::JobProgress{.step = store::JobStep::kAnalyse});
-    judge::JudgeRequest r;
-    r.manifest = &manifest_;
-    r.repo = ctx_.repo;
-    r.commit = commit_;
-    r.testbed = *testbed_;
-    r.previous = previous_;
-    r.pinned = pinned_;
-    r.pinned_reruns = pinned_reruns_;
-    r.grown = grown_;
-    r.confirm = confirm_cells_;
-    r.policy = ctx_.options.policy;
-    r.change_point_window = ctx_.options.change_point_window;
+    store::JobProgress analysing;
+    analysing.step = store::JobStep::kAnalyse;
+    runs_->progress(analysing);
+    const judge::JudgeRequest r{&manifest_,      ctx_.repo, commit_,        *testbed_,
+                                previous_,       pinned_,   pinned_reruns_, grown_,
+                                confirm_cells_,  ctx_.options.policy,       ctx_.options.change_point_window};
     store::Transaction tx(ctx_.db);
     if (!tx.status()) return fail(tx.status().error());
     auto judged = judge::judge_commit(ctx_.db, r);
@@ -229,7 +194,9 @@ class CommitJob {
       if (out->status == store::RunStatus::kOk) pinned_reruns_.insert(out->run);
       else pinned_reruns_allowed_ = false;  // its build or bench fails: compare with what there is
     }
-    store::JobProgress nth{.run = ok_b_ + 1, .runs_planned = of};
+    store::JobProgress nth;
+    nth.run = ok_b_ + 1;
+    nth.runs_planned = of;
     auto lease = ctx_.workbench.lease(sha_, manifest_.build.command,
                                       keep_.empty() ? std::vector<std::string>{} : std::vector<std::string>{keep_});
     auto out = runs_->run({sha_, store::RunKind::kBench, lease,
@@ -238,10 +205,7 @@ class CommitJob {
     if (!out) return fail(out.error());
     ++processes_b_;
     if (out->status != store::RunStatus::kOk) {
-      failure_ = out->status == store::RunStatus::kBuildFailed
-                     ? "build failed: " + out->message
-                     : "run " + std::to_string(out->run) + " " + std::string(store::to_string(out->status)) +
-                           (out->message.empty() ? "" : ": " + out->message);
+      failure_ = describe_failure(*out);
       return {};
     }
     ++ok_b_;

@@ -3,6 +3,7 @@
 #include "store/analysis_store.h"
 #include "store/history_store.h"
 #include "store/queue_store.h"
+#include "store/run_store.h"
 
 namespace perfwatch::daemon {
 
@@ -23,6 +24,16 @@ Status queue_confirmations(Context& ctx, const std::string& branch,
         "queued", q->created ? "yes" : "already");
   }
   return {};
+}
+
+std::map<judge::Cell, nlohmann::json> cells_to_confirm(store::Database& db, const nlohmann::json& job_options) {
+  std::map<judge::Cell, nlohmann::json> out;
+  for (const auto& c : job_options.value("confirm", nlohmann::json::array())) {
+    if (!c.is_object()) continue;
+    auto point = store::RunReader(db).find_point(c.value("point", ""));
+    if (point && *point) out[{c.value("variant", ""), (*point)->id}] = c.value("change_point", nlohmann::json::object());
+  }
+  return out;
 }
 
 Status queue_rejudge_of_descendants(Context& ctx, const std::string& branch, const store::CommitRecord& commit,

@@ -6,6 +6,7 @@
 // against it.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,10 @@ namespace perfwatch::daemon {
 
 Status queue_confirmations(Context& ctx, const std::string& branch,
                            const std::vector<judge::ConfirmRequest>& requests);
+
+// The cells a confirm job's options name (variant and point key -> the
+// change point that asked); a point the store does not know is left out.
+std::map<judge::Cell, nlohmann::json> cells_to_confirm(store::Database& db, const nlohmann::json& job_options);
 
 // The nearest measured descendants of `commit` on `testbed` that were judged
 // without it -- none of their comparisons with the previous commit is against

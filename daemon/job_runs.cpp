@@ -1,6 +1,7 @@
 #include "daemon/job_runs.h"
 
 #include "judge/commit_runs.h"
+#include "judge/judge_commit.h"
 #include "store/job_progress_store.h"
 #include "store/run_store.h"
 
@@ -132,6 +133,42 @@ std::set<std::string> point_keys(store::Database& db, const runner::Manifest& ma
 std::string describe_points(const runner::Manifest& manifest, const std::set<std::string>& points, int runs) {
   if (runs == 0) return "none";
   return points.empty() ? "all" : std::to_string(points.size()) + "/" + std::to_string(manifest.points.size());
+}
+
+Result<judge::RunPlan> plan_more_runs(Context& ctx, const runner::Manifest& manifest, store::TestbedId testbed,
+                                      const store::CommitRecord& previous, store::CommitId commit, int processes_b,
+                                      bool confirm, const std::map<judge::Cell, nlohmann::json>& confirm_cells) {
+  auto cells = judge::look(ctx.db, manifest, testbed, previous.id, commit, ctx.options.policy);
+  auto processes_a = judge::bench_processes(ctx.db, previous.id);
+  if (!cells) return fail(cells.error());
+  if (!processes_a) return fail(processes_a.error());
+  std::vector<judge::CellLook> looks;
+  for (const auto& c : *cells) looks.push_back({c.cell, c.comparison});
+  judge::PlanRequest request{looks, {}, {}, confirm, {}, 2.0};
+  for (const auto& [cell, cp] : confirm_cells) request.confirm_cells.insert(cell);
+  request.a = {*processes_a, manifest.runs.max_per_commit,
+               confirm || ctx.workbench.has_build(previous.sha, manifest.build.command)};
+  request.b = {processes_b, manifest.runs.max_per_commit, true};
+  return judge::plan_runs(request);
+}
+
+void log_more_runs(Context& ctx, const runner::Manifest& manifest, const std::string& sha,
+                   const std::string& against_sha, const judge::RunPlan& plan, const std::set<std::string>& points_a,
+                   const std::set<std::string>& points_b) {
+  ctx.log.event("more_runs")
+      .commit(sha)
+      .add("against", against_sha.substr(0, 10))
+      .add("undecided", plan.undecided)
+      .add("add_against", plan.a.runs)
+      .add("add_commit", plan.b.runs)
+      .add("points_against", describe_points(manifest, points_a, plan.a.runs))
+      .add("points_commit", describe_points(manifest, points_b, plan.b.runs));
+}
+
+std::string describe_failure(const BenchOutcome& out) {
+  if (out.status == store::RunStatus::kBuildFailed) return "build failed: " + out.message;
+  return "run " + std::to_string(out.run) + " " + std::string(store::to_string(out.status)) +
+         (out.message.empty() ? "" : ": " + out.message);
 }
 
 }  // namespace perfwatch::daemon

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <optional>
+#include <map>
 #include <set>
 #include <string>
 
@@ -12,6 +13,7 @@
 #include "daemon/bench_commit.h"
 #include "daemon/context.h"
 #include "daemon/workbench.h"
+#include "judge/run_plan.h"
 #include "runner/manifest.h"
 #include "store/job_progress_store.h"
 #include "store/records.h"
@@ -60,5 +62,21 @@ std::set<std::string> point_keys(store::Database& db, const runner::Manifest& ma
                                  const std::set<store::PointId>& points);
 // For the log: "none", "all" or "2/6".
 std::string describe_points(const runner::Manifest& manifest, const std::set<std::string>& points, int runs);
+
+// What the run plan asks of this commit (`processes_b` bench processes so
+// far) and the previous measured one, from how their comparison looks now:
+// the previous side can grow only while its build is in a slot (or, for a
+// confirmation, always). Errors are the store's.
+Result<judge::RunPlan> plan_more_runs(Context& ctx, const runner::Manifest& manifest, store::TestbedId testbed,
+                                      const store::CommitRecord& previous, store::CommitId commit, int processes_b,
+                                      bool confirm, const std::map<judge::Cell, nlohmann::json>& confirm_cells);
+
+// `step=more_runs`: what the run plan asked of both sides, and at which points.
+void log_more_runs(Context& ctx, const runner::Manifest& manifest, const std::string& sha,
+                   const std::string& against_sha, const judge::RunPlan& plan, const std::set<std::string>& points_a,
+                   const std::set<std::string>& points_b);
+
+// Why a run that did not end ok ended: "build failed: ..." or "run 12 crashed: ...".
+std::string describe_failure(const BenchOutcome& out);
 
 }  // namespace perfwatch::daemon
