@@ -49,13 +49,7 @@ Result<runner::Manifest> manifest_for(const runner::Git& git, const std::string&
   if (!text) {
     return fail(not_found(where, "the commit has no perfwatch.json at its root; add one or pass --manifest FILE"));
   }
-  json doc;
-  try {
-    doc = json::parse(*text);
-  } catch (const json::parse_error& e) {
-    return fail(invalid_argument(where, std::string("not valid JSON: ") + e.what()));
-  }
-  return runner::parse_manifest(doc, where);
+  return runner::parse_manifest_text(*text, where);
 }
 
 Result<store::RepoId> record_repo(store::Database& db, const fs::path& repo) {

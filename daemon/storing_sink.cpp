@@ -36,7 +36,9 @@ store::SummaryRecord make_summary(store::RunId run, store::VariantId variant, st
 StoringSink::StoringSink(store::Database& db, store::RunId run, const runner::Manifest& manifest,
                          json extra_provenance, std::function<void(const runner::SweepProgress&)> progress)
     : db_(db), writer_(db), run_(run), manifest_(manifest), extra_provenance_(std::move(extra_provenance)),
-      progress_(std::move(progress)) {}
+      progress_(std::move(progress)) {
+  for (const auto& p : manifest_.points) specs_[p.key] = &p;
+}
 
 std::optional<std::string> StoringSink::failure() const {
   if (status_) return std::nullopt;
@@ -92,12 +94,17 @@ store::PointId StoringSink::point_id(const std::string& key) {
   if (auto it = points_.find(key); it != points_.end()) return it->second;
   store::PointRecord p;
   p.key = key;
-  for (const auto& spec : manifest_.points) {
-    if (spec.id != key) continue;
-    p.batch = spec.batch;
-    p.heads = spec.heads;
-    p.topk = spec.topk;
-    p.dtype = spec.dtype;
+  if (auto spec = specs_.find(key); spec != specs_.end()) {
+    // Schema version 7 keys a point by version 1's id and keeps its four
+    // axes in columns; other axes go to extra.
+    p.key = spec->second->id;
+    for (const auto& [name, value] : spec->second->axes.items()) {
+      if (name == "batch" && value.is_number_integer()) p.batch = value.get<std::int64_t>();
+      else if (name == "heads" && value.is_number_integer()) p.heads = value.get<std::int64_t>();
+      else if (name == "topk" && value.is_number_integer()) p.topk = value.get<std::int64_t>();
+      else if (name == "dtype" && value.is_string()) p.dtype = value.get<std::string>();
+      else p.extra[name] = nlohmann::json(value);
+    }
   }
   auto id = writer_.ensure_point(p);
   if (!id) {
@@ -108,54 +115,63 @@ store::PointId StoringSink::point_id(const std::string& key) {
   return *id;
 }
 
-void StoringSink::on_check(const json& line) {
+void StoringSink::on_check(const runner::CheckLine& line) {
   store::CheckRecord c;
   c.run_id = run_;
-  c.variant_id = variants_[line["variant"].get<std::string>()];
-  c.point_id = point_id(line["point"].get<std::string>());
-  auto status = store::parse_check_status(line["status"].get<std::string>());
-  c.status = status.value_or(store::CheckStatus::kUnknown);
-  c.reason = line.value("reason", "");
-  if (line.contains("rel_l2_o") && line["rel_l2_o"].is_number()) c.rel_l2_o = line["rel_l2_o"].get<double>();
-  if (line.contains("max_abs_lse") && line["max_abs_lse"].is_number()) c.max_abs_lse = line["max_abs_lse"].get<double>();
-  json detail = line;
-  for (const char* k : {"kind", "variant", "point", "status", "reason", "rel_l2_o", "max_abs_lse"}) detail.erase(k);
+  c.variant_id = variants_[line.variant];
+  c.point_id = point_id(line.point);
+  c.status = store::parse_check_status(line.status).value_or(store::CheckStatus::kUnknown);
+  c.reason = line.reason;
+  if (auto e = line.errors.find("rel_l2_o"); e != line.errors.end() && e->is_number()) c.rel_l2_o = e->get<double>();
+  if (auto e = line.errors.find("max_abs_lse"); e != line.errors.end() && e->is_number()) c.max_abs_lse = e->get<double>();
+  json detail = line.detail;
+  if (!line.errors.empty()) detail["errors"] = line.errors;
+  if (!line.tolerance.empty()) detail["tolerance"] = line.tolerance;
   c.detail = detail;
   keep(writer_.record_check(c));
 }
 
-void StoringSink::on_trial(const json& line) {
-  std::string variant = line["variant"].get<std::string>();
-  std::string point = line["point"].get<std::string>();
+void StoringSink::on_trial(const runner::TrialLine& trial) {
   store::TrialRecord t;
   t.run_id = run_;
-  t.variant_id = variants_[variant];
-  t.point_id = point_id(point);
-  t.trial_no = line["trial"].get<int>();
-  t.time_us = line["time_us"].get<double>();
-  t.steps = line["steps"].get<std::int64_t>();
-  t.tokens_per_s = line["tokens_per_s"].get<double>();
-  t.bytes_per_s = line["bytes_per_s"].get<double>();
-  t.flops_per_s = line["flops_per_s"].get<double>();
-  if (line.contains("sm_clock_mhz") && line["sm_clock_mhz"].is_number()) t.sm_clock_mhz = line["sm_clock_mhz"].get<double>();
-  t.throttled = line["throttled"].get<bool>();
+  t.variant_id = variants_[trial.variant];
+  t.point_id = point_id(trial.point);
+  t.trial_no = trial.trial_no;
+  // Schema version 7 has a column for each of version 1's metrics and no
+  // other; a trial without them cannot be kept there.
+  auto metric = [&](const char* name) -> double {
+    auto it = trial.metrics.find(name);
+    if (it == trial.metrics.end()) {
+      keep(fail(invalid_argument(std::string("trial metrics.") + name,
+                                 "this store keeps only time_us, tokens_per_s, bytes_per_s and flops_per_s")));
+      return 0;
+    }
+    return it->second;
+  };
+  t.time_us = metric("time_us");
+  t.steps = trial.steps.value_or(1);
+  t.tokens_per_s = metric("tokens_per_s");
+  t.bytes_per_s = metric("bytes_per_s");
+  t.flops_per_s = metric("flops_per_s");
+  t.sm_clock_mhz = trial.clock_mhz;
+  t.throttled = trial.throttled;
+  if (!status_) return;
   keep(writer_.insert_trial(t));
-  Cell& cell = cells_[{variant, point}];
+  Cell& cell = cells_[{trial.variant, trial.point}];
   if (t.throttled) ++cell.dropped_throttled;
-  else cell.values.push_back(line[manifest_.metric.name].get<double>());
+  else cell.values.push_back(trial.metrics.at(manifest_.metric.name));
 }
 
-void StoringSink::on_skipped(const json& line) {
+void StoringSink::on_skipped(const runner::SkippedLine& line) {
   // The check line (if any) already said why; a skip without one (an unknown
   // pair) is recorded as a check so the table shows it.
-  std::string variant = line["variant"].get<std::string>();
-  if (!variants_.count(variant)) return;
+  if (!variants_.count(line.variant)) return;
   store::CheckRecord c;
   c.run_id = run_;
-  c.variant_id = variants_[variant];
-  c.point_id = point_id(line["point"].get<std::string>());
-  c.status = store::parse_check_status(line.value("status", "unknown")).value_or(store::CheckStatus::kUnknown);
-  c.reason = line["reason"].get<std::string>();
+  c.variant_id = variants_[line.variant];
+  c.point_id = point_id(line.point);
+  c.status = store::parse_check_status(line.status).value_or(store::CheckStatus::kUnknown);
+  c.reason = line.reason;
   auto existing = store::RunReader(db_).checks(run_);
   if (existing) {
     for (const auto& e : *existing) {
@@ -174,7 +190,7 @@ void StoringSink::summarise(const std::string& variant, const std::string& point
 
 void StoringSink::on_point_done(const std::string& variant, const runner::PointSpec& point,
                                 const std::vector<double>&, int, analysis::StopReason reason) {
-  summarise(variant, point.id, cells_[{variant, point.id}], analysis::to_string(reason));
+  summarise(variant, point.key, cells_[{variant, point.key}], analysis::to_string(reason));
 }
 
 void StoringSink::summarise_unfinished() {

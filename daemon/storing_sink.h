@@ -24,9 +24,9 @@ class StoringSink : public runner::RunSink {
 
   void on_header(const nlohmann::json& header) override;
   void on_variant(const nlohmann::json& line) override;
-  void on_check(const nlohmann::json& line) override;
-  void on_trial(const nlohmann::json& line) override;
-  void on_skipped(const nlohmann::json& line) override;
+  void on_check(const runner::CheckLine& line) override;
+  void on_trial(const runner::TrialLine& trial) override;
+  void on_skipped(const runner::SkippedLine& line) override;
   void on_point_done(const std::string& variant, const runner::PointSpec& point, const std::vector<double>& values,
                      int dropped_throttled, analysis::StopReason reason) override;
   void on_progress(const runner::SweepProgress& progress) override;
@@ -58,6 +58,7 @@ class StoringSink : public runner::RunSink {
   const runner::Manifest& manifest_;
   nlohmann::json extra_provenance_;
   std::function<void(const runner::SweepProgress&)> progress_;
+  std::map<std::string, const runner::PointSpec*> specs_;  // the manifest's points by key
   std::map<std::string, store::VariantId> variants_;
   std::map<std::string, store::PointId> points_;
   std::map<std::pair<std::string, std::string>, Cell> cells_;

@@ -28,9 +28,9 @@ json doc_with(const std::string& build_dir, const std::string& bench_dir) {
 struct NullSink : RunSink {
   void on_header(const json&) override {}
   void on_variant(const json&) override {}
-  void on_check(const json&) override {}
-  void on_trial(const json&) override {}
-  void on_skipped(const json&) override {}
+  void on_check(const CheckLine&) override {}
+  void on_trial(const TrialLine&) override {}
+  void on_skipped(const SkippedLine&) override {}
   void on_point_done(const std::string&, const PointSpec&, const std::vector<double>&, int,
                      analysis::StopReason) override {}
 };
