@@ -134,7 +134,7 @@ Result<BenchOutcome> bench_commit(store::Database& db, const BenchOptions& optio
   if (!manifest) return fail(manifest.error());
   std::vector<runner::PointSpec> points;  // empty: all of them
   for (const auto& point : manifest->points) {
-    if (options.only_points.count(point.id)) points.push_back(point);
+    if (options.only_points.count(point.key)) points.push_back(point);
   }
   // Points this commit's manifest lacks are not measured; asking only for such points is an error.
   if (!options.only_points.empty() && points.empty()) {

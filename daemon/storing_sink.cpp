@@ -95,16 +95,8 @@ store::PointId StoringSink::point_id(const std::string& key) {
   store::PointRecord p;
   p.key = key;
   if (auto spec = specs_.find(key); spec != specs_.end()) {
-    // Schema version 7 keys a point by version 1's id and keeps its four
-    // axes in columns; other axes go to extra.
-    p.key = spec->second->id;
-    for (const auto& [name, value] : spec->second->axes.items()) {
-      if (name == "batch" && value.is_number_integer()) p.batch = value.get<std::int64_t>();
-      else if (name == "heads" && value.is_number_integer()) p.heads = value.get<std::int64_t>();
-      else if (name == "topk" && value.is_number_integer()) p.topk = value.get<std::int64_t>();
-      else if (name == "dtype" && value.is_string()) p.dtype = value.get<std::string>();
-      else p.extra[name] = nlohmann::json(value);
-    }
+    p.label = spec->second->label;
+    p.axes = spec->second->axes;
   }
   auto id = writer_.ensure_point(p);
   if (!id) {
@@ -137,29 +129,17 @@ void StoringSink::on_trial(const runner::TrialLine& trial) {
   t.variant_id = variants_[trial.variant];
   t.point_id = point_id(trial.point);
   t.trial_no = trial.trial_no;
-  // Schema version 7 has a column for each of version 1's metrics and no
-  // other; a trial without them cannot be kept there.
-  auto metric = [&](const char* name) -> double {
-    auto it = trial.metrics.find(name);
-    if (it == trial.metrics.end()) {
-      keep(fail(invalid_argument(std::string("trial metrics.") + name,
-                                 "this store keeps only time_us, tokens_per_s, bytes_per_s and flops_per_s")));
-      return 0;
-    }
-    return it->second;
-  };
-  t.time_us = metric("time_us");
-  t.steps = trial.steps.value_or(1);
-  t.tokens_per_s = metric("tokens_per_s");
-  t.bytes_per_s = metric("bytes_per_s");
-  t.flops_per_s = metric("flops_per_s");
+  t.metrics = trial.metrics;
+  t.steps = trial.steps;
   t.sm_clock_mhz = trial.clock_mhz;
   t.throttled = trial.throttled;
-  if (!status_) return;
   keep(writer_.insert_trial(t));
   Cell& cell = cells_[{trial.variant, trial.point}];
-  if (t.throttled) ++cell.dropped_throttled;
-  else cell.values.push_back(trial.metrics.at(manifest_.metric.name));
+  if (t.throttled) {
+    ++cell.dropped_throttled;
+  } else {
+    for (const auto& [name, value] : trial.metrics) cell.values[name].push_back(value);
+  }
 }
 
 void StoringSink::on_skipped(const runner::SkippedLine& line) {
@@ -183,9 +163,20 @@ void StoringSink::on_skipped(const runner::SkippedLine& line) {
 
 void StoringSink::summarise(const std::string& variant, const std::string& point, Cell& cell, const std::string& reason) {
   cell.summarised = true;
-  auto summary = make_summary(run_, variants_[variant], point_id(point), manifest_.metric.name, cell.values,
-                              cell.dropped_throttled, reason);
-  keep(store::AnalysisWriter(db_).put_summary(summary));
+  // Every declared metric the cell's trials carried, so that a reader can show
+  // any of them; the judged one always (with n = 0 when every trial was throttled).
+  std::vector<store::SummaryRecord> summaries;
+  for (const auto& metric : manifest_.metrics) {
+    auto values = cell.values.find(metric.name);
+    const bool judged = metric.name == manifest_.metric.name;
+    if (values == cell.values.end() && !judged) continue;
+    auto summary = make_summary(run_, variants_[variant], point_id(point), metric.name,
+                                values == cell.values.end() ? std::vector<double>{} : values->second,
+                                cell.dropped_throttled, reason);
+    summary.judged = judged;
+    summaries.push_back(std::move(summary));
+  }
+  keep(store::AnalysisWriter(db_).put_summaries(summaries));
 }
 
 void StoringSink::on_point_done(const std::string& variant, const runner::PointSpec& point,
@@ -195,7 +186,7 @@ void StoringSink::on_point_done(const std::string& variant, const runner::PointS
 
 void StoringSink::summarise_unfinished() {
   for (auto& [key, cell] : cells_) {
-    if (!cell.summarised && (!cell.values.empty() || cell.dropped_throttled > 0)) {
+    if (!cell.summarised && (cell.values.count(manifest_.metric.name) || cell.dropped_throttled > 0)) {
       summarise(key.first, key.second, cell, "run_ended");
     }
   }

@@ -1,6 +1,7 @@
 // A RunSink that stores what the bench reports as it arrives: the header as
-// the run's provenance, variants, checks, every trial (committed one by one,
-// so a crash later loses none), and each finished cell's summary.
+// the run's provenance, variants, checks, every trial with all its metrics
+// (committed one by one, so a crash later loses none), and each finished
+// cell's summaries, one per metric (the judged one marked).
 #pragma once
 
 #include <functional>
@@ -44,7 +45,7 @@ class StoringSink : public runner::RunSink {
 
  private:
   struct Cell {
-    std::vector<double> values;  // unthrottled metric values
+    std::map<std::string, std::vector<double>> values;  // unthrottled trials' values, by metric
     int dropped_throttled = 0;
     bool summarised = false;
   };

@@ -36,7 +36,7 @@ struct AxisSpec {
 // One sweep point: a value of every axis.
 struct PointSpec {
   // What the store keys the point by: point_key(axes), the axes by name in
-  // sorted order ("batch=96,dtype=bf16,heads=16,topk=2048"). A label may be
+  // sorted order ("batch=96,dtype=bf16,heads=16"). A label may be
   // renamed; the key of the same coordinates never changes.
   std::string key;
   // What people see: the manifest's sweep.label template ("C{batch}" -> "C96"),
@@ -82,7 +82,7 @@ struct Manifest {
     nlohmann::json source = nlohmann::json::object();  // the whole bench object (what an adapter reads)
   } bench;
   std::vector<VariantSpec> variants;   // exactly one has baseline = true
-  std::vector<AxisSpec> axes;          // manifest order (version 1: batch, heads, topk, dtype)
+  std::vector<AxisSpec> axes;          // manifest order (version 1: its four, manifest.cpp)
   std::string label_template;          // sweep.label; "" = the default label
   std::vector<PointSpec> points;       // the axes' cartesian product, the first axis varying fastest
   struct Trials {
@@ -137,7 +137,7 @@ Result<std::filesystem::path> resolve_workdir(const std::filesystem::path& check
 
 // The store's key of a point: "name=value" for every axis, names sorted,
 // joined by ","; integers as integers, numbers in their shortest exact form,
-// strings as they are ("batch=96,dtype=bf16,heads=16,topk=2048"). Axis values
+// strings as they are ("batch=96,dtype=bf16,heads=16"). Axis values
 // cannot hold ',' or '=' (parse_manifest refuses them), so the key is
 // unambiguous and can be typed back (`perfwatch query ... --point KEY`).
 std::string point_key(const nlohmann::ordered_json& axes);

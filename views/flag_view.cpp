@@ -31,10 +31,18 @@ Result<FlagsView> flags_view(store::Database& db, const FlagsRequest& request) {
   f.variant = request.variant;
   f.testbed_id = request.testbed;
   if (request.point) {
+    // A key names a point in any repo; a label or some axes, within the repo.
     auto p = store::RunReader(db).find_point(*request.point);
     if (!p) return fail(p.error());
-    if (!*p) return fail(invalid_argument("point", "'" + *request.point + "': no such sweep point"));
-    f.point_id = (*p)->id;
+    if (*p) {
+      f.point_id = (*p)->id;
+    } else {
+      auto repo = resolve_repo(db, request.repo);
+      if (!repo) return fail(repo.error());
+      auto named = resolve_point(db, repo->id, *request.point);
+      if (!named) return fail(named.error());
+      f.point_id = named->id;
+    }
   }
   if (request.commit) {
     // A commit filter needs its repo: the one named, or the only one.
