@@ -103,6 +103,20 @@ TEST_F(WorkdirTest, TheBuildDoesNotRunWhenItsWorkdirLeadsOutOrIsMissing) {
   EXPECT_TRUE(fs::exists(checkout / "kernels" / "built-here"));
 }
 
+// A version 2 manifest may have no build (a Python bench, a script): ok at once.
+TEST_F(WorkdirTest, AManifestWithoutABuildHasNothingToBuild) {
+  auto m = parse_manifest(json{{"schema_version", 2},
+                               {"paths", {"bench.py"}},
+                               {"bench", {{"command", "python3 bench.py"}}},
+                               {"variants", {{{"name", "base"}, {"params", json::object()}}}},
+                               {"sweep", {{"axes", {{"n", {1}}}}}}},
+                          "perfwatch.json");
+  ASSERT_TRUE(m.has_value()) << m.error().to_string();
+  BuildOutcome b = run_build(*m, checkout, dir / "logs" / "build.log");
+  EXPECT_TRUE(b.ok()) << b.process.describe();
+  EXPECT_THAT(testing::read_file(dir / "logs" / "build.log"), HasSubstr("nothing to build"));
+}
+
 TEST_F(WorkdirTest, TheBenchDoesNotRunWhenItsWorkdirLeadsOutOrIsMissing) {
   fs::create_directory_symlink(outside, checkout / "escape");
   for (std::string where : {"escape", "no-such-dir"}) {
