@@ -87,9 +87,14 @@ std::string flags_text(const FlagsView& v) {
   using namespace text;
   if (v.flags.empty()) return "no flags\n";
   std::string out;
+  // A point as people name it: its label ("C48"), else its key.
+  auto point_of = [&](const store::FlagView& f) {
+    auto label = v.labels.find(f.flag.point_id);
+    return label == v.labels.end() || label->second.empty() ? f.point_key : label->second;
+  };
   std::size_t pw = 7, vw = 9;
   for (const auto& f : v.flags) {
-    pw = std::max(pw, f.point_key.size() + 2);
+    pw = std::max(pw, point_of(f).size() + 2);
     vw = std::max(vw, f.flag.variant.size() + 2);
   }
   out += pad("id", 6) + pad("kind", 13) + pad("commit", 12) + pad("variant", vw) + pad("point", pw) + lpad("delta", 9) +
@@ -108,7 +113,7 @@ std::string flags_text(const FlagsView& v) {
                         : f.flag.acknowledged ? "acked (" + f.flag.acknowledged->reason + ")"
                                               : "OPEN";
     out += pad(std::to_string(f.flag.id), 6) + pad(kind, 13) + pad(f.sha.substr(0, 10), 12) + pad(f.flag.variant, vw) +
-           pad(f.point_key, pw) + lpad(signed_percent(f.flag.magnitude_rel), 9) +
+           pad(point_of(f), pw) + lpad(signed_percent(f.flag.magnitude_rel), 9) +
            lpad(band_rel ? band(*band_rel) : "-", 9) + lpad(p_value(p), 9) + "  " + state + "  " + f.subject + "\n";
   }
   return out;
