@@ -135,8 +135,8 @@ int main(int argc, char** argv) {
                                              .device_name = "x86"}));
     std::vector<pw::PointId> points;
     for (int p = 0; p < o.points; ++p) {
-      pw::PointRecord point{.key = "b" + std::to_string(p + 1) + "_h16_k2048_bf16", .batch = p + 1, .heads = 16,
-                            .topk = 2048, .dtype = "bf16"};
+      pw::PointRecord point{.key = "batch=" + std::to_string(p + 1), .label = "C" + std::to_string(p + 1),
+                            .axes = {{"batch", p + 1}}};
       points.push_back(must(runs.ensure_point(point)));
       must(analysis.put_noise_band({.testbed_id = testbed, .variant = "base", .point_id = points.back(),
                                     .band_rel = 0.03, .method = "A/A K=6", .k_runs = 6, .calibrated = true,
@@ -163,8 +163,8 @@ int main(int argc, char** argv) {
         for (int t = 1; t <= o.trials; ++t) {
           double us = level * (1 + 0.01 * noise());
           trials.push_back({.run_id = run, .variant_id = variant, .point_id = points[p], .trial_no = t,
-                            .time_us = us, .steps = 10, .tokens_per_s = (p + 1) * 1e6 / us, .bytes_per_s = 1e9,
-                            .flops_per_s = 1e12, .throttled = false});
+                            .metrics = {{"time_us", us}, {"tokens_per_s", (p + 1) * 1e6 / us}}, .steps = 10,
+                            .throttled = false});
         }
         summaries.push_back({.run_id = run, .variant_id = variant, .point_id = points[p], .metric = "time_us",
                              .n = o.trials, .median = level, .ci_low = level * 0.995, .ci_high = level * 1.005,
@@ -204,8 +204,8 @@ int main(int argc, char** argv) {
     const int n = 2000;
     auto t0 = Clock::now();
     for (int t = 1; t <= n; ++t)
-      must(runs.insert_trial({.run_id = run, .variant_id = variant, .point_id = 1, .trial_no = t, .time_us = 10,
-                              .steps = 10, .tokens_per_s = 1, .bytes_per_s = 1, .flops_per_s = 1}));
+      must(runs.insert_trial({.run_id = run, .variant_id = variant, .point_id = 1, .trial_no = t,
+                              .metrics = {{"time_us", 10}, {"tokens_per_s", 1}}, .steps = 10}));
     single_us = seconds_since(t0) / n * 1e6;
     must(runs.finish_run(run, {.status = pw::RunStatus::kOk}));
   }
@@ -216,7 +216,7 @@ int main(int argc, char** argv) {
   pw::HistoryQuery q;
   q.start = {.repo_id = 1, .branch = "main"};
   q.variant = "base";
-  q.point_key = "b" + std::to_string(o.points / 2 + 1) + "_h16_k2048_bf16";
+  q.point_key = "batch=" + std::to_string(o.points / 2 + 1);
   q.limit = o.commits;
   std::size_t entries = 0;
   auto t_history = time_calls(o.calls, [&] {

@@ -331,7 +331,9 @@ void add_query_command(CLI::App& app, const GlobalOptions& global, int* exit_cod
   h->add_option("--repo", hi->repo, "The repository (default: the only one in the database)");
   h->add_option("--branch", hi->branch, "The branch (default: the only one watched, else main, master, the newest)");
   h->add_option("--variant", hi->variant, "The variant")->required();
-  h->add_option("--point", hi->point, "The sweep point's key, e.g. b8_h16_k2048_bf16")->required();
+  h->add_option("--point", hi->point,
+                "The sweep point: its label (C48), its key, or axes that name one point (batch=48,heads=16)")
+      ->required();
   h->add_option("--limit", hi->limit, "Commits from the head")
       ->capture_default_str()
       ->check(CLI::Range(1, views::kHistoryLimitMax));

@@ -49,13 +49,7 @@ Result<runner::Manifest> manifest_for(const runner::Git& git, const std::string&
   if (!text) {
     return fail(not_found(where, "the commit has no perfwatch.json at its root; add one or pass --manifest FILE"));
   }
-  json doc;
-  try {
-    doc = json::parse(*text);
-  } catch (const json::parse_error& e) {
-    return fail(invalid_argument(where, std::string("not valid JSON: ") + e.what()));
-  }
-  return runner::parse_manifest(doc, where);
+  return runner::parse_manifest_text(*text, where);
 }
 
 Result<store::RepoId> record_repo(store::Database& db, const fs::path& repo) {
@@ -140,7 +134,7 @@ Result<BenchOutcome> bench_commit(store::Database& db, const BenchOptions& optio
   if (!manifest) return fail(manifest.error());
   std::vector<runner::PointSpec> points;  // empty: all of them
   for (const auto& point : manifest->points) {
-    if (options.only_points.count(point.id)) points.push_back(point);
+    if (options.only_points.count(point.key)) points.push_back(point);
   }
   // Points this commit's manifest lacks are not measured; asking only for such points is an error.
   if (!options.only_points.empty() && points.empty()) {

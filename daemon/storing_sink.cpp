@@ -36,7 +36,9 @@ store::SummaryRecord make_summary(store::RunId run, store::VariantId variant, st
 StoringSink::StoringSink(store::Database& db, store::RunId run, const runner::Manifest& manifest,
                          json extra_provenance, std::function<void(const runner::SweepProgress&)> progress)
     : db_(db), writer_(db), run_(run), manifest_(manifest), extra_provenance_(std::move(extra_provenance)),
-      progress_(std::move(progress)) {}
+      progress_(std::move(progress)) {
+  for (const auto& p : manifest_.points) specs_[p.key] = &p;
+}
 
 std::optional<std::string> StoringSink::failure() const {
   if (status_) return std::nullopt;
@@ -92,12 +94,9 @@ store::PointId StoringSink::point_id(const std::string& key) {
   if (auto it = points_.find(key); it != points_.end()) return it->second;
   store::PointRecord p;
   p.key = key;
-  for (const auto& spec : manifest_.points) {
-    if (spec.id != key) continue;
-    p.batch = spec.batch;
-    p.heads = spec.heads;
-    p.topk = spec.topk;
-    p.dtype = spec.dtype;
+  if (auto spec = specs_.find(key); spec != specs_.end()) {
+    p.label = spec->second->label;
+    p.axes = spec->second->axes;
   }
   auto id = writer_.ensure_point(p);
   if (!id) {
@@ -108,54 +107,51 @@ store::PointId StoringSink::point_id(const std::string& key) {
   return *id;
 }
 
-void StoringSink::on_check(const json& line) {
+void StoringSink::on_check(const runner::CheckLine& line) {
   store::CheckRecord c;
   c.run_id = run_;
-  c.variant_id = variants_[line["variant"].get<std::string>()];
-  c.point_id = point_id(line["point"].get<std::string>());
-  auto status = store::parse_check_status(line["status"].get<std::string>());
-  c.status = status.value_or(store::CheckStatus::kUnknown);
-  c.reason = line.value("reason", "");
-  if (line.contains("rel_l2_o") && line["rel_l2_o"].is_number()) c.rel_l2_o = line["rel_l2_o"].get<double>();
-  if (line.contains("max_abs_lse") && line["max_abs_lse"].is_number()) c.max_abs_lse = line["max_abs_lse"].get<double>();
-  json detail = line;
-  for (const char* k : {"kind", "variant", "point", "status", "reason", "rel_l2_o", "max_abs_lse"}) detail.erase(k);
+  c.variant_id = variants_[line.variant];
+  c.point_id = point_id(line.point);
+  c.status = store::parse_check_status(line.status).value_or(store::CheckStatus::kUnknown);
+  c.reason = line.reason;
+  if (auto e = line.errors.find("rel_l2_o"); e != line.errors.end() && e->is_number()) c.rel_l2_o = e->get<double>();
+  if (auto e = line.errors.find("max_abs_lse"); e != line.errors.end() && e->is_number()) c.max_abs_lse = e->get<double>();
+  json detail = line.detail;
+  if (!line.errors.empty()) detail["errors"] = line.errors;
+  if (!line.tolerance.empty()) detail["tolerance"] = line.tolerance;
   c.detail = detail;
   keep(writer_.record_check(c));
 }
 
-void StoringSink::on_trial(const json& line) {
-  std::string variant = line["variant"].get<std::string>();
-  std::string point = line["point"].get<std::string>();
+void StoringSink::on_trial(const runner::TrialLine& trial) {
   store::TrialRecord t;
   t.run_id = run_;
-  t.variant_id = variants_[variant];
-  t.point_id = point_id(point);
-  t.trial_no = line["trial"].get<int>();
-  t.time_us = line["time_us"].get<double>();
-  t.steps = line["steps"].get<std::int64_t>();
-  t.tokens_per_s = line["tokens_per_s"].get<double>();
-  t.bytes_per_s = line["bytes_per_s"].get<double>();
-  t.flops_per_s = line["flops_per_s"].get<double>();
-  if (line.contains("sm_clock_mhz") && line["sm_clock_mhz"].is_number()) t.sm_clock_mhz = line["sm_clock_mhz"].get<double>();
-  t.throttled = line["throttled"].get<bool>();
+  t.variant_id = variants_[trial.variant];
+  t.point_id = point_id(trial.point);
+  t.trial_no = trial.trial_no;
+  t.metrics = trial.metrics;
+  t.steps = trial.steps;
+  t.sm_clock_mhz = trial.clock_mhz;
+  t.throttled = trial.throttled;
   keep(writer_.insert_trial(t));
-  Cell& cell = cells_[{variant, point}];
-  if (t.throttled) ++cell.dropped_throttled;
-  else cell.values.push_back(line[manifest_.metric.name].get<double>());
+  Cell& cell = cells_[{trial.variant, trial.point}];
+  if (t.throttled) {
+    ++cell.dropped_throttled;
+  } else {
+    for (const auto& [name, value] : trial.metrics) cell.values[name].push_back(value);
+  }
 }
 
-void StoringSink::on_skipped(const json& line) {
+void StoringSink::on_skipped(const runner::SkippedLine& line) {
   // The check line (if any) already said why; a skip without one (an unknown
   // pair) is recorded as a check so the table shows it.
-  std::string variant = line["variant"].get<std::string>();
-  if (!variants_.count(variant)) return;
+  if (!variants_.count(line.variant)) return;
   store::CheckRecord c;
   c.run_id = run_;
-  c.variant_id = variants_[variant];
-  c.point_id = point_id(line["point"].get<std::string>());
-  c.status = store::parse_check_status(line.value("status", "unknown")).value_or(store::CheckStatus::kUnknown);
-  c.reason = line["reason"].get<std::string>();
+  c.variant_id = variants_[line.variant];
+  c.point_id = point_id(line.point);
+  c.status = store::parse_check_status(line.status).value_or(store::CheckStatus::kUnknown);
+  c.reason = line.reason;
   auto existing = store::RunReader(db_).checks(run_);
   if (existing) {
     for (const auto& e : *existing) {
@@ -167,19 +163,30 @@ void StoringSink::on_skipped(const json& line) {
 
 void StoringSink::summarise(const std::string& variant, const std::string& point, Cell& cell, const std::string& reason) {
   cell.summarised = true;
-  auto summary = make_summary(run_, variants_[variant], point_id(point), manifest_.metric.name, cell.values,
-                              cell.dropped_throttled, reason);
-  keep(store::AnalysisWriter(db_).put_summary(summary));
+  // Every declared metric the cell's trials carried, so that a reader can show
+  // any of them; the judged one always (with n = 0 when every trial was throttled).
+  std::vector<store::SummaryRecord> summaries;
+  for (const auto& metric : manifest_.metrics) {
+    auto values = cell.values.find(metric.name);
+    const bool judged = metric.name == manifest_.metric.name;
+    if (values == cell.values.end() && !judged) continue;
+    auto summary = make_summary(run_, variants_[variant], point_id(point), metric.name,
+                                values == cell.values.end() ? std::vector<double>{} : values->second,
+                                cell.dropped_throttled, reason);
+    summary.judged = judged;
+    summaries.push_back(std::move(summary));
+  }
+  keep(store::AnalysisWriter(db_).put_summaries(summaries));
 }
 
 void StoringSink::on_point_done(const std::string& variant, const runner::PointSpec& point,
                                 const std::vector<double>&, int, analysis::StopReason reason) {
-  summarise(variant, point.id, cells_[{variant, point.id}], analysis::to_string(reason));
+  summarise(variant, point.key, cells_[{variant, point.key}], analysis::to_string(reason));
 }
 
 void StoringSink::summarise_unfinished() {
   for (auto& [key, cell] : cells_) {
-    if (!cell.summarised && (!cell.values.empty() || cell.dropped_throttled > 0)) {
+    if (!cell.summarised && (cell.values.count(manifest_.metric.name) || cell.dropped_throttled > 0)) {
       summarise(key.first, key.second, cell, "run_ended");
     }
   }

@@ -1,6 +1,7 @@
 // A RunSink that stores what the bench reports as it arrives: the header as
-// the run's provenance, variants, checks, every trial (committed one by one,
-// so a crash later loses none), and each finished cell's summary.
+// the run's provenance, variants, checks, every trial with all its metrics
+// (committed one by one, so a crash later loses none), and each finished
+// cell's summaries, one per metric (the judged one marked).
 #pragma once
 
 #include <functional>
@@ -24,9 +25,9 @@ class StoringSink : public runner::RunSink {
 
   void on_header(const nlohmann::json& header) override;
   void on_variant(const nlohmann::json& line) override;
-  void on_check(const nlohmann::json& line) override;
-  void on_trial(const nlohmann::json& line) override;
-  void on_skipped(const nlohmann::json& line) override;
+  void on_check(const runner::CheckLine& line) override;
+  void on_trial(const runner::TrialLine& trial) override;
+  void on_skipped(const runner::SkippedLine& line) override;
   void on_point_done(const std::string& variant, const runner::PointSpec& point, const std::vector<double>& values,
                      int dropped_throttled, analysis::StopReason reason) override;
   void on_progress(const runner::SweepProgress& progress) override;
@@ -44,7 +45,7 @@ class StoringSink : public runner::RunSink {
 
  private:
   struct Cell {
-    std::vector<double> values;  // unthrottled metric values
+    std::map<std::string, std::vector<double>> values;  // unthrottled trials' values, by metric
     int dropped_throttled = 0;
     bool summarised = false;
   };
@@ -58,6 +59,7 @@ class StoringSink : public runner::RunSink {
   const runner::Manifest& manifest_;
   nlohmann::json extra_provenance_;
   std::function<void(const runner::SweepProgress&)> progress_;
+  std::map<std::string, const runner::PointSpec*> specs_;  // the manifest's points by key
   std::map<std::string, store::VariantId> variants_;
   std::map<std::string, store::PointId> points_;
   std::map<std::pair<std::string, std::string>, Cell> cells_;

@@ -1,5 +1,6 @@
 #include "runner/build.h"
 
+#include <fstream>
 #include <sstream>
 
 namespace perfwatch::runner {
@@ -46,6 +47,15 @@ BuildOutcome run_build(const Manifest& manifest, const std::filesystem::path& ch
     b.process.outcome = Outcome::kFailedToStart;
     b.process.start_error = workdir.error().to_string();
     b.process.tail = b.process.start_error;
+    return b;
+  }
+  if (manifest.build.command.empty()) {
+    // A version 2 manifest without `build`: nothing to build (a Python
+    // bench, a script, a prebuilt binary). An ok build, and the log says so.
+    std::ofstream(log_path) << "nothing to build: the manifest has no build.command\n";
+    b.process.outcome = Outcome::kExited;
+    b.process.exit_code = 0;
+    b.process.tail = "nothing to build";
     return b;
   }
   ProcessSpec spec;

@@ -18,7 +18,8 @@ struct BuildOutcome {
 };
 
 // Runs manifest.build.command with /bin/sh -c in <checkout>/<build.workdir>,
-// within build.timeout_s, writing the whole log to log_path.
+// within build.timeout_s, writing the whole log to log_path. An empty command
+// (a version 2 manifest without `build`) is nothing to build: ok at once.
 // `watch` passes a stop request on and records the build's process group.
 BuildOutcome run_build(const Manifest& manifest, const std::filesystem::path& checkout, const std::filesystem::path& log_path,
                        ChildWatch watch = {});

@@ -126,6 +126,8 @@ std::pair<std::string, std::vector<std::string>> program_of(const ProcessSpec& s
     bool builtin = !argv.empty() && std::find(std::begin(builtins), std::end(builtins), argv.front()) != std::end(builtins);
     if (argv.empty() || builtin || needs_shell(spec.command)) return {"/bin/sh", {"-c", spec.command}};
   }
+  // Nothing to run at all: the shell's no-op, never argv.front() of an empty list.
+  if (argv.empty()) return {"/bin/sh", {"-c", ":"}};
   std::vector<std::string> args(argv.begin() + 1, argv.end());
   std::string exe = argv.front();
   if (exe.find('/') == std::string::npos) {
@@ -446,7 +448,7 @@ Result<std::unique_ptr<LineChild>> LineChild::start(const ProcessSpec& spec, con
     ::fcntl(impl->err_fd, F_SETFL, ::fcntl(impl->err_fd, F_GETFL) | O_NONBLOCK);
   } catch (const std::exception& e) {
     impl->run.reset();
-    return fail(Error{ErrorCode::kFailed, spec.command.empty() ? spec.argv.front() : spec.command,
+    return fail(Error{ErrorCode::kFailed, spec.command.empty() ? (spec.argv.empty() ? std::string("(no command)") : spec.argv.front()) : spec.command,
                       std::string("failed to start: ") + e.what()});
   }
   return std::unique_ptr<LineChild>(new LineChild(std::move(impl)));

@@ -133,25 +133,25 @@ class Session {
       }
       switch (line.kind) {
         case LineKind::kCheck:
-          sink_.on_check(line.doc);
+          sink_.on_check(protocol_.check(line.doc, point.key));
           continue;
         case LineKind::kSkipped:
-          sink_.on_skipped(line.doc);
+          sink_.on_skipped(protocol_.skipped(line.doc, point.key));
           return false;
         case LineKind::kTrial: {
           int expected = s->trials + 1;
           if (line.doc["trial"] != expected) {
             throw RunEnd{RunStatus::kProtocolError, where() + ": trial: expected " + std::to_string(expected) + ", got " + json_text(line.doc["trial"])};
           }
-          auto metric = line.doc.find(m_.metric.name);
-          if (metric == line.doc.end() || !metric->is_number()) {
-            throw RunEnd{RunStatus::kProtocolError, where() + ": " + m_.metric.name + ": missing (the manifest's metric)"};
+          TrialLine trial = protocol_.trial(line.doc, point.key);
+          if (auto ok = check_trial_metrics(trial, m_); !ok) {
+            throw RunEnd{RunStatus::kProtocolError, where() + ": " + ok.error().where + ": " + ok.error().message};
           }
-          sink_.on_trial(line.doc);
+          sink_.on_trial(trial);
           ++trials_;
           ++s->trials;
-          if (line.doc["throttled"].get<bool>()) ++s->throttled;
-          else s->values.push_back(metric->get<double>());
+          if (trial.throttled) ++s->throttled;
+          else s->values.push_back(trial.metrics.at(m_.metric.name));
           return true;
         }
         default:
@@ -231,7 +231,7 @@ SweepResult run_sweep(const SweepRequest& req, RunSink& sink) {
     return result;
   };
 
-  auto protocol = Protocol::load();
+  auto protocol = Protocol::load(m.schema_version);
   if (!protocol) return finish(RunStatus::kFailedToStart, protocol.error().to_string());
   const std::vector<PointSpec>& points = req.points.empty() ? m.points : req.points;
   auto plan = protocol->make_plan(m, points, req.seed);
@@ -240,9 +240,21 @@ SweepResult run_sweep(const SweepRequest& req, RunSink& sink) {
   auto workdir = resolve_workdir(req.checkout, m.bench.workdir, "bench.workdir");
   if (!workdir) return finish(RunStatus::kFailedToStart, workdir.error().to_string());
   ProcessSpec spec;
-  spec.command = m.bench.command;
   spec.workdir = *workdir;
   spec.env = m.bench.env;
+  if (m.bench.adapter.empty()) {
+    spec.command = m.bench.command;
+  } else {
+    // An adapter is a bench program too (adapters/README.md, "The contract
+    // with the runner"): perfwatch itself, told which adapter and handed the
+    // manifest's bench object, with the same plan, requests and limits.
+    std::error_code ec;
+    std::filesystem::path self =
+        req.self_executable.empty() ? std::filesystem::read_symlink("/proc/self/exe", ec) : req.self_executable;
+    if (ec) return finish(RunStatus::kFailedToStart, "bench.adapter: cannot find the perfwatch executable: " + ec.message());
+    spec.argv = {self.string(), "adapter", "--kind", m.bench.adapter};
+    spec.env["PERFWATCH_ADAPTER_BENCH"] = json_text(m.bench.source);
+  }
   for (const auto& [k, v] : req.extra_env) spec.env[k] = v;
   spec.watch = req.watch;
   auto child = LineChild::start(spec, req.stderr_log);

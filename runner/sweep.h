@@ -18,6 +18,7 @@
 #include "analysis/stopping.h"
 #include "runner/manifest.h"
 #include "runner/process.h"
+#include "runner/protocol.h"
 
 namespace perfwatch::runner {
 
@@ -45,16 +46,18 @@ struct SweepProgress {
   double elapsed_s = 0;     // since the run started
 };
 
-// Receives what the bench reports, as it arrives. Documents are the validated
-// protocol lines (schemas/bench/).
+// Receives what the bench reports, as it arrives, validated. The header and
+// variant lines are the documents as written (the same fields in both
+// protocol versions: schemas/bench/, schemas/bench/v2/); checks, trials and
+// skips are normalised (protocol.h), their point named by its key.
 class RunSink {
  public:
   virtual ~RunSink() = default;
   virtual void on_header(const nlohmann::json& header) = 0;
   virtual void on_variant(const nlohmann::json& line) = 0;
-  virtual void on_check(const nlohmann::json& line) = 0;
-  virtual void on_trial(const nlohmann::json& line) = 0;
-  virtual void on_skipped(const nlohmann::json& line) = 0;
+  virtual void on_check(const CheckLine& line) = 0;
+  virtual void on_trial(const TrialLine& trial) = 0;
+  virtual void on_skipped(const SkippedLine& line) = 0;
   // A variant is done at a point: the metric values of its trials that were
   // not throttled, how many throttled ones were dropped, and why it stopped.
   virtual void on_point_done(const std::string& variant, const PointSpec& point, const std::vector<double>& values,
@@ -73,6 +76,9 @@ struct SweepRequest {
   std::vector<PointSpec> points;       // empty = all of the manifest's
   std::uint64_t seed = 0;              // 0 = the bench picks one (reported in its header)
   std::map<std::string, std::string> extra_env;
+  // The perfwatch executable that runs a manifest's bench.adapter
+  // (`<it> adapter --kind K`); empty = this process's own (/proc/self/exe).
+  std::filesystem::path self_executable;
   // A stop request and the record of the bench's process group (process.h).
   ChildWatch watch;
 };

@@ -129,11 +129,12 @@ cpu_history() {
   # the neighbours).
   cat > "$repo/perfwatch.json" <<'EOF'
 {
-  "schema_version": 1,
+  "schema_version": 2,
   "name": "sparse MLA decode, CPU backend (perfwatch demo)",
   "build": {"command": "PERFWATCH_CUDA=OFF kernels/scripts/build.sh build/kernels", "timeout_s": 1800},
   "paths": ["kernels/", "perfwatch.json"],
-  "bench": {"command": "build/kernels/mla_bench", "backend": "cpu", "threads": 1, "timeout_s": 600, "idle_timeout_s": 120},
+  "bench": {"command": "build/kernels/mla_bench", "backend": "cpu", "timeout_s": 600, "idle_timeout_s": 120,
+            "params": {"threads": 1}},
   "variants": [
     {"name": "bt32_w4", "baseline": true,
      "params": {"block_t": 32, "num_warps": 4, "num_stages": 2, "target_ctas": 0}},
@@ -144,9 +145,15 @@ cpu_history() {
      "params": {"block_t": 32, "num_warps": 8, "num_stages": 2, "target_ctas": 0},
      "hypothesis": "8 warps hide more of the gather latency"}
   ],
-  "sweep": {"batch": [1, 8, 48], "heads": [16], "topk": [512], "dtype": ["bf16"]},
+  "sweep": {"axes": {"batch": [1, 8, 48], "heads": [16], "topk": [512], "dtype": ["bf16"]}, "label": "C{batch}"},
+  "metrics": [
+    {"name": "time_us", "unit": "us", "direction": "lower_is_better"},
+    {"name": "tokens_per_s", "unit": "tokens/s", "direction": "higher_is_better"},
+    {"name": "bytes_per_s", "unit": "B/s", "direction": "higher_is_better"},
+    {"name": "flops_per_s", "unit": "FLOP/s", "direction": "higher_is_better"}
+  ],
+  "metric": "time_us",
   "trials": {"min": 5, "max": 12, "target_rel_ci": 0.02, "budget_s": 3, "min_trial_ms": 10, "warmup_ms": 20},
-  "metric": {"name": "time_us", "direction": "lower_is_better"},
   "runs": {"per_commit": 3, "max_per_commit": 6},
   "noise": {"default_band": 0.05}
 }
@@ -199,7 +206,7 @@ cuda_manifest() {
   fi
   cat > "$1" <<EOF
 {
-  "schema_version": 1,
+  "schema_version": 2,
   "name": "sparse MLA decode, CUDA backend (perfwatch demo)",
   "build": {"command": "$build", "timeout_s": 1800},
   "paths": ["kernels/", "perfwatch.json"],
@@ -209,9 +216,15 @@ cuda_manifest() {
     {"name": "bt16_w4_s2_tc240", "baseline": true,
      "params": {"block_t": 16, "num_warps": 4, "num_stages": 2, "target_ctas": 240}}$second
   ],
-  "sweep": {"batch": [1, 8, 48, 64, 80, 96], "heads": [16], "topk": [2048], "dtype": ["bf16"]},
+  "sweep": {"axes": {"batch": [1, 8, 48, 64, 80, 96], "heads": [16], "topk": [2048], "dtype": ["bf16"]}, "label": "C{batch}"},
+  "metrics": [
+    {"name": "time_us", "unit": "us", "direction": "lower_is_better"},
+    {"name": "tokens_per_s", "unit": "tokens/s", "direction": "higher_is_better"},
+    {"name": "bytes_per_s", "unit": "B/s", "direction": "higher_is_better"},
+    {"name": "flops_per_s", "unit": "FLOP/s", "direction": "higher_is_better"}
+  ],
+  "metric": "time_us",
   "trials": {"min": 5, "max": 20, "target_rel_ci": 0.01, "budget_s": 2, "min_trial_ms": 10, "warmup_ms": 20},
-  "metric": {"name": "time_us", "direction": "lower_is_better"},
   "runs": {"per_commit": 3, "max_per_commit": 6},
   "noise": {"default_band": 0.05}
 }

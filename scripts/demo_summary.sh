@@ -41,7 +41,7 @@ echo
 echo "== commits and their runs =="
 pw query runs
 echo
-echo "== the newest run's table: variant x point, median, 95% CI, trials, tokens/s, delta vs the baseline variant =="
+echo "== the newest run's table: variant x point, median, 95% CI, trials, the other declared metrics, delta vs the baseline variant =="
 pw query runs --latest
 echo
 echo "== flags =="
@@ -54,10 +54,10 @@ pw query experiments --brief
 echo
 if [ "$backend" = cuda ]; then
   echo "more: perfwatch --db $db query experiments --verdict mixed"
-  echo "      perfwatch --db $db query history --variant bt16_w4_s2_tc240 --point b64_h16_k2048_bf16"
+  echo "      perfwatch --db $db query history --variant bt16_w4_s2_tc240 --point C64"
 else
   echo "more: perfwatch --db $db query experiments --param num_warps=8"
-  echo "      perfwatch --db $db query history --variant bt32_w4 --point b8_h16_k512_bf16"
+  echo "      perfwatch --db $db query history --variant bt32_w4 --point C8"
 fi
 if [ -n "$repo" ]; then
   echo "      perfwatch --db $db watch --repo $repo --port 8080   (the dashboard)"

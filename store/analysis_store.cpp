@@ -13,11 +13,11 @@ namespace {
 
 void put_summary_row(Database& db, const SummaryRecord& s) {
   Query q(db,
-          "INSERT INTO summaries (run_id, variant_id, point_id, metric, n, median, ci_low, ci_high, mean, stddev, "
-          "  minimum, maximum, dropped_throttled, stop_reason, computed_at) "
-          "VALUES (:run, :variant, :point, :metric, :n, :median, :ci_low, :ci_high, :mean, :stddev, :minimum, "
+          "INSERT INTO summaries (run_id, variant_id, point_id, metric, judged, n, median, ci_low, ci_high, mean, "
+          "  stddev, minimum, maximum, dropped_throttled, stop_reason, computed_at) "
+          "VALUES (:run, :variant, :point, :metric, :judged, :n, :median, :ci_low, :ci_high, :mean, :stddev, :minimum, "
           "  :maximum, :dropped, :stop_reason, :computed_at) "
-          "ON CONFLICT (variant_id, point_id) DO UPDATE SET run_id = excluded.run_id, metric = excluded.metric, "
+          "ON CONFLICT (variant_id, point_id, metric) DO UPDATE SET run_id = excluded.run_id, judged = excluded.judged, "
           "  n = excluded.n, median = excluded.median, ci_low = excluded.ci_low, ci_high = excluded.ci_high, "
           "  mean = excluded.mean, stddev = excluded.stddev, minimum = excluded.minimum, "
           "  maximum = excluded.maximum, dropped_throttled = excluded.dropped_throttled, "
@@ -26,6 +26,7 @@ void put_summary_row(Database& db, const SummaryRecord& s) {
       .bind(":variant", s.variant_id)
       .bind(":point", s.point_id)
       .bind(":metric", s.metric)
+      .bind(":judged", s.judged)
       .bind(":n", s.n)
       .bind(":median", s.median)
       .bind(":ci_low", s.ci_low)
@@ -221,7 +222,7 @@ Result<std::vector<RunMedian>> AnalysisReader::run_medians(CommitId commit, Test
             "SELECT r.id AS run_id, v.name AS variant, s.point_id AS point_id, s.median AS median, s.n AS n, "
             "  r.started_at AS started_at "
             "FROM runs r JOIN run_variants v ON v.run_id = r.id "
-            "JOIN summaries s ON s.variant_id = v.id "
+            "JOIN summaries s ON s.variant_id = v.id AND s.judged = 1 "
             "WHERE r.commit_id = :commit AND r.testbed_id = :testbed AND r.kind = :kind AND r.status = 'ok' "
             "  AND s.median IS NOT NULL "
             "ORDER BY v.name, s.point_id, r.id");

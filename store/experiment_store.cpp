@@ -286,11 +286,13 @@ Result<ExperimentDetail> ExperimentReader::experiment(ExperimentId id) {
       out.experiment = detail::read_experiment(*q);
     }
     out.experiment.refs = read_refs(db_, id);
-    Query q(db_, std::string("SELECT p.key AS point_key, ") + detail::kEvidenceColumns +
+    Query q(db_, std::string("SELECT p.key AS point_key, p.label AS point_label, ") + detail::kEvidenceColumns +
                      " FROM experiment_evidence ev JOIN points p ON p.id = ev.point_id WHERE ev.experiment_id = :id "
-                     "ORDER BY ev.candidate, p.batch, p.heads, p.topk, p.dtype, p.key");
+                     "ORDER BY ev.candidate, p.id");
     q->bind(":id", id);
-    while (q->step()) out.evidence.push_back({detail::read_evidence(*q), q->get<std::string>("point_key")});
+    while (q->step())
+      out.evidence.push_back(
+          {detail::read_evidence(*q), q->get<std::string>("point_key"), q->get<std::string>("point_label")});
     return out;
   });
 }

@@ -60,11 +60,12 @@ struct ExperimentFilter {
 struct EvidenceView {
   EvidenceRecord evidence;
   std::string point_key;
+  std::string point_label;  // what people call the point ("C48")
 };
 
 struct ExperimentDetail {
   ExperimentRecord experiment;
-  std::vector<EvidenceView> evidence;  // by candidate, then point coordinates
+  std::vector<EvidenceView> evidence;  // by candidate, then point (in the order points were first stored)
 };
 
 class ExperimentReader {

@@ -160,7 +160,7 @@ Result<PointHistory> HistoryReader::point_history(const HistoryQuery& query) {
               "  SELECT c.id, c.parent_sha, chain.pos + 1, ("
               "      SELECT r.testbed_id FROM runs r"
               "      JOIN run_variants v ON v.run_id = r.id AND v.name = :variant"
-              "      JOIN summaries s ON s.variant_id = v.id AND s.point_id = :point"
+              "      JOIN summaries s ON s.variant_id = v.id AND s.point_id = :point AND s.judged = 1"
               "      WHERE r.commit_id = coalesce(c.inherited_from, c.id) AND +r.status = 'ok'"
               "        AND r.testbed_id IS NOT NULL AND instr(:kinds, ',' || r.kind || ',') > 0"
               "      ORDER BY r.id DESC LIMIT 1)"
@@ -205,7 +205,7 @@ Result<PointHistory> HistoryReader::point_history(const HistoryQuery& query) {
                      "LEFT JOIN runs r ON r.commit_id = coalesce(c.inherited_from, c.id) AND r.testbed_id = :testbed "
                      "  AND r.status = 'ok' AND instr(:kinds, ',' || r.kind || ',') > 0 "
                      "LEFT JOIN run_variants v ON v.run_id = r.id AND v.name = :variant "
-                     "LEFT JOIN summaries s ON s.variant_id = v.id AND s.point_id = :point "
+                     "LEFT JOIN summaries s ON s.variant_id = v.id AND s.point_id = :point AND s.judged = 1 "
                      "ORDER BY chain.pos, r.id");
     bind_chain(*q);
     q->bind(":testbed", testbed).bind(":variant", query.variant).bind(":point", out.point.id).bind(":kinds", kinds);

@@ -69,23 +69,19 @@ class Fields {
 #define FACTS_TRY(expr) \
   if (auto e_ = (expr)) return fail(std::move(*e_))
 
-// Version 1: "metric": {"name", "direction"}; the direction defaults to
-// what the metric is (time is lower-is-better, rates higher).
+// Version 1's metrics: the MLA decode step's four, as runner/manifest.cpp
+// translates them. "metric": {"name", "direction"} picks the judged one.
 Status read_metric_v1(const Fields& top, ManifestFacts& f) {
+  f.metrics = {{"time_us", "us", true},
+               {"tokens_per_s", "tokens/s", false},
+               {"bytes_per_s", "B/s", false},
+               {"flops_per_s", "FLOP/s", false}};
   const json* metric = nullptr;
   FACTS_TRY(top.object("metric", metric));
   if (!metric) return {};
   Fields m(*metric, top.path("metric") + ".");
   FACTS_TRY(m.string("name", f.metric));
-  std::string direction;
-  FACTS_TRY(m.string("direction", direction));
-  if (direction.empty()) {
-    f.lower_is_better = f.metric == schemas::kDefaultMetric;
-  } else if (direction == "lower_is_better" || direction == "higher_is_better") {
-    f.lower_is_better = direction == "lower_is_better";
-  } else {
-    return fail(invalid_argument(m.path("direction"), "must be lower_is_better or higher_is_better"));
-  }
+  f.lower_is_better = f.metric == schemas::kDefaultMetric;  // each of the four has its one direction
   return {};
 }
 
@@ -97,27 +93,34 @@ Status read_metric_v2(const Fields& top, ManifestFacts& f) {
   std::string judged;
   FACTS_TRY(top.string("metric", judged));
   if (!metrics || metrics->empty()) {
-    if (!judged.empty()) f.metric = judged;
-    f.lower_is_better = f.metric == schemas::kDefaultMetric;
-    return {};
-  }
-  for (std::size_t i = 0; i < metrics->size(); ++i) {
-    const json& entry = (*metrics)[i];
-    const std::string at = top.path("metrics") + "[" + std::to_string(i) + "]";
-    if (!entry.is_object()) return fail(invalid_argument(at, "must be an object"));
-    Fields m(entry, at + ".");
-    std::string name, direction;
-    FACTS_TRY(m.string("name", name));
-    FACTS_TRY(m.string("direction", direction));
-    if (!judged.empty() && name != judged) continue;
-    f.metric = name;
-    if (direction == "lower_is_better" || direction == "higher_is_better") {
-      f.lower_is_better = direction == "lower_is_better";
-    } else if (direction.empty()) {
-      f.lower_is_better = name == schemas::kDefaultMetric;
-    } else {
-      return fail(invalid_argument(m.path("direction"), "must be lower_is_better or higher_is_better"));
+    f.metrics = {{std::string(schemas::kDefaultMetric), "us", true}};
+  } else {
+    for (std::size_t i = 0; i < metrics->size(); ++i) {
+      const json& entry = (*metrics)[i];
+      const std::string at = top.path("metrics") + "[" + std::to_string(i) + "]";
+      if (!entry.is_object()) return fail(invalid_argument(at, "must be an object"));
+      Fields m(entry, at + ".");
+      ManifestMetricFacts metric;
+      std::string direction;
+      FACTS_TRY(m.string("name", metric.name));
+      FACTS_TRY(m.string("unit", metric.unit));
+      FACTS_TRY(m.string("direction", direction));
+      if (metric.name.empty()) return fail(invalid_argument(m.path("name"), "must be a non-empty string"));
+      if (direction == "lower_is_better" || direction == "higher_is_better") {
+        metric.lower_is_better = direction == "lower_is_better";
+      } else if (direction.empty()) {
+        metric.lower_is_better = metric.name == schemas::kDefaultMetric;
+      } else {
+        return fail(invalid_argument(m.path("direction"), "must be lower_is_better or higher_is_better"));
+      }
+      f.metrics.push_back(std::move(metric));
     }
+  }
+  if (judged.empty()) judged = f.metrics.front().name;
+  for (const auto& metric : f.metrics) {
+    if (metric.name != judged) continue;
+    f.metric = metric.name;
+    f.lower_is_better = metric.lower_is_better;
     return {};
   }
   return fail(invalid_argument(top.path("metric"), "'" + judged + "' is not one of the declared metrics"));
@@ -224,10 +227,14 @@ json to_json(const ManifestFacts& f) {
     variants.push_back({{"name", v.name}, {"params", v.params}, {"is_baseline", v.is_baseline}});
   json axes = json::array();
   for (const auto& a : f.axes) axes.push_back({{"name", a.name}, {"values", a.values}});
+  json metrics = json::array();
+  for (const auto& m : f.metrics)
+    metrics.push_back({{"name", m.name}, {"unit", m.unit}, {"lower_is_better", m.lower_is_better}});
   return {{"schema_version", kManifestFactsSchemaVersion},
           {"manifest_version", f.manifest_version},
           {"metric", f.metric},
           {"lower_is_better", f.lower_is_better},
+          {"metrics", std::move(metrics)},
           {"variants", std::move(variants)},
           {"baseline", f.baseline},
           {"axes", std::move(axes)},

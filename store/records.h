@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -214,15 +215,15 @@ struct VariantRecord {
   friend bool operator==(const VariantRecord&, const VariantRecord&) = default;
 };
 
-// Sweep coordinates, shared by every run; unique by key ("b96_h16_k2048_bf16").
+// A sweep point, shared by every run: a value of each named axis. Unique by
+// key, the axes in canonical form (runner::point_key: names sorted,
+// "batch=96,dtype=bf16,heads=16"), so a point keeps its history
+// when a manifest renames its label.
 struct PointRecord {
   PointId id = 0;
   std::string key;
-  std::optional<std::int64_t> batch;
-  std::optional<std::int64_t> heads;
-  std::optional<std::int64_t> topk;
-  std::string dtype;  // may be empty
-  nlohmann::json extra = nlohmann::json::object();  // axes beyond the four above
+  std::string label;  // what people see ("C96"); a later run may rename it
+  nlohmann::ordered_json axes = nlohmann::ordered_json::object();  // {"batch": 96, ...} in the manifest's order
 
   friend bool operator==(const PointRecord&, const PointRecord&) = default;
 };
@@ -242,30 +243,32 @@ struct CheckRecord {
   friend bool operator==(const CheckRecord&, const CheckRecord&) = default;
 };
 
-// One timed batch of decode steps: the raw data, immutable once stored.
+// One timed batch of calls: the raw data, immutable once stored.
 struct TrialRecord {
   RunId run_id = 0;
   VariantId variant_id = 0;
   PointId point_id = 0;
   int trial_no = 0;  // 1-based within run x variant x point
-  double time_us = 0;
-  std::int64_t steps = 0;
-  double tokens_per_s = 0;
-  double bytes_per_s = 0;
-  double flops_per_s = 0;
-  std::optional<double> sm_clock_mhz;  // null on the CPU
+  // Every declared metric the bench reported for this trial, by name
+  // ({"time_us": 41.2, "tokens_per_s": 1.9e6}); each value > 0.
+  std::map<std::string, double> metrics;
+  std::optional<std::int64_t> steps;   // calls timed in the batch; null when the bench does not say
+  std::optional<double> sm_clock_mhz;  // null where it cannot be measured (the CPU)
   bool throttled = false;
 
   friend bool operator==(const TrialRecord&, const TrialRecord&) = default;
 };
 
-// Statistics of one run x variant x point, computed by analysis/, in the
-// units of `metric` (e.g. "time_us"). Recomputing replaces it.
+// Statistics of one run x variant x point x metric, computed by analysis/,
+// in the units of `metric` (e.g. "time_us"). Every declared metric of a cell
+// is summarised; `judged` marks the run's judged metric, the one judging and
+// history read. Recomputing replaces it.
 struct SummaryRecord {
   RunId run_id = 0;
   VariantId variant_id = 0;
   PointId point_id = 0;
   std::string metric;
+  bool judged = true;
   std::int64_t n = 0;
   std::optional<double> median;
   std::optional<double> ci_low;

@@ -1,6 +1,7 @@
 #include "store/run_store.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -25,8 +26,10 @@ Result<ManifestFacts> stored_facts(const nlohmann::json& manifest, const std::st
   return facts;
 }
 
-// Points in the order users read a sweep: by batch, heads, topk, dtype, key.
-constexpr const char* kPointOrder = "p.batch, p.heads, p.topk, p.dtype, p.key";
+// Points in the order they were first stored: a run stores them as it
+// measures them, in its sweep's order (the first axis varying fastest), and a
+// key string would sort batch=16 before batch=8.
+constexpr const char* kPointOrder = "p.id";
 
 }  // namespace
 
@@ -149,22 +152,21 @@ Result<PointId> RunWriter::ensure_point(const PointRecord& p) {
     // The unique key makes a racing insert fail rather than duplicate.
     Query find(db_, std::string("SELECT ") + detail::kPointColumns + " FROM points p WHERE p.key = :key");
     find->bind(":key", p.key);
+    if (!p.axes.is_object()) raise(ErrorCode::kInvalidArgument, "point " + p.key + ": axes must be a JSON object");
+    const std::string label = p.label.empty() ? p.key : p.label;
     if (find->step()) {
       auto known = detail::read_point(*find);
-      if (known.batch != p.batch || known.heads != p.heads || known.topk != p.topk || known.dtype != p.dtype ||
-          known.extra != p.extra)
-        raise(ErrorCode::kInvalidArgument, "point " + p.key + ": known with other coordinates");
+      // The same key is the same coordinates; a manifest that renamed its
+      // label renames the point for every reader from now on.
+      if (known.label != label) {
+        Query rename(db_, "UPDATE points SET label = :label WHERE id = :id");
+        rename->bind(":label", label).bind(":id", known.id);
+        rename->run();
+      }
       return known.id;
     }
-    Query q(db_,
-            "INSERT INTO points (key, batch, heads, topk, dtype, extra_json) "
-            "VALUES (:key, :batch, :heads, :topk, :dtype, :extra) RETURNING id");
-    q->bind(":key", p.key)
-        .bind(":batch", p.batch)
-        .bind(":heads", p.heads)
-        .bind(":topk", p.topk)
-        .bind(":dtype", p.dtype)
-        .bind(":extra", p.extra);
+    Query q(db_, "INSERT INTO points (key, label, axes_json) VALUES (:key, :label, :axes) RETURNING id");
+    q->bind(":key", p.key).bind(":label", label).bind(":axes", p.axes.dump());
     return q->returning<PointId>("id");
   });
 }
@@ -192,22 +194,24 @@ Status RunWriter::record_check(const CheckRecord& c) {
 namespace {
 
 constexpr const char* kInsertTrial =
-    "INSERT INTO trials (run_id, variant_id, point_id, trial_no, time_us, steps, tokens_per_s, bytes_per_s, "
-    "  flops_per_s, sm_clock_mhz, throttled) "
-    "VALUES (:run, :variant, :point, :trial_no, :time_us, :steps, :tokens_per_s, :bytes_per_s, :flops_per_s, "
-    "  :sm_clock_mhz, :throttled)";
+    "INSERT INTO trials (run_id, variant_id, point_id, trial_no, metrics_json, steps, sm_clock_mhz, throttled) "
+    "VALUES (:run, :variant, :point, :trial_no, :metrics, :steps, :sm_clock_mhz, :throttled)";
 
 void insert_one(Database& db, const TrialRecord& t) {
+  if (t.metrics.empty()) raise(ErrorCode::kInvalidArgument, "trial " + std::to_string(t.trial_no) + ": no metric");
+  nlohmann::json metrics = nlohmann::json::object();
+  for (const auto& [name, value] : t.metrics) {
+    if (!(value > 0) || !std::isfinite(value))
+      raise(ErrorCode::kInvalidArgument, "trial " + std::to_string(t.trial_no) + ": metrics." + name + ": must be a finite number > 0");
+    metrics[name] = value;
+  }
   Query q(db, kInsertTrial);
   q->bind(":run", t.run_id)
       .bind(":variant", t.variant_id)
       .bind(":point", t.point_id)
       .bind(":trial_no", t.trial_no)
-      .bind(":time_us", t.time_us)
+      .bind(":metrics", metrics)
       .bind(":steps", t.steps)
-      .bind(":tokens_per_s", t.tokens_per_s)
-      .bind(":bytes_per_s", t.bytes_per_s)
-      .bind(":flops_per_s", t.flops_per_s)
       .bind(":sm_clock_mhz", t.sm_clock_mhz)
       .bind(":throttled", t.throttled);
   q->run();
@@ -422,7 +426,7 @@ Result<std::vector<TrialRecord>> RunReader::trials(RunId run, std::optional<Vari
 Result<std::vector<SummaryRecord>> RunReader::summaries(RunId run) {
   return guard(db_, "list summaries", [&] {
     Query q(db_, std::string("SELECT ") + detail::kSummaryColumns +
-                     " FROM summaries s WHERE s.run_id = :run ORDER BY s.variant_id, s.point_id");
+                     " FROM summaries s WHERE s.run_id = :run ORDER BY s.variant_id, s.point_id, s.metric");
     q->bind(":run", run);
     std::vector<SummaryRecord> out;
     while (q->step()) out.push_back(detail::read_summary(*q));
@@ -457,7 +461,9 @@ Result<RunTable> RunReader::table(RunId run) {
       q->bind(":run", run);
       while (q->step()) {
         auto s = detail::read_summary(*q);
-        cell(s.variant_id, s.point_id).summary = std::move(s);
+        auto& c = cell(s.variant_id, s.point_id);
+        if (s.judged) c.summary = s;
+        c.metrics[s.metric] = std::move(s);
       }
     }
     {
@@ -500,14 +506,15 @@ Result<std::vector<RunPairRow>> RunReader::compare_runs(RunId a, RunId b) {
     std::map<PointId, std::int64_t> order;
     {
       Query q(db_, std::string("SELECT ") + detail::kPointColumns + " FROM points p WHERE p.id IN "
-                       "(SELECT point_id FROM summaries WHERE run_id IN (:a, :b)) ORDER BY " + kPointOrder);
+                       "(SELECT point_id FROM summaries WHERE run_id IN (:a, :b) AND judged = 1) ORDER BY " + kPointOrder);
       q->bind(":a", a).bind(":b", b);
       std::vector<PointRecord> points;
       while (q->step()) points.push_back(detail::read_point(*q));
       for (std::size_t i = 0; i < points.size(); ++i) order[points[i].id] = static_cast<std::int64_t>(i);
       for (RunId run : {a, b}) {
         Query s(db_, std::string("SELECT v.name AS variant, ") + detail::kSummaryColumns +
-                         " FROM summaries s JOIN run_variants v ON v.id = s.variant_id WHERE s.run_id = :run");
+                         " FROM summaries s JOIN run_variants v ON v.id = s.variant_id WHERE s.run_id = :run "
+                         "AND s.judged = 1");
         s->bind(":run", run);
         while (s->step()) {
           auto summary = detail::read_summary(*s);

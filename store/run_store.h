@@ -4,6 +4,7 @@
 // the runner dies later.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -71,14 +72,14 @@ class RunWriter {
 struct RunTableCell {
   VariantId variant_id = 0;
   PointId point_id = 0;
-  std::optional<SummaryRecord> summary;
+  std::optional<SummaryRecord> summary;          // of the run's judged metric
+  std::map<std::string, SummaryRecord> metrics;  // every summarised metric by name, the judged one too
   std::optional<CheckRecord> check;
   std::int64_t trials = 0;  // stored trials of the cell
 };
 
-// A run's full table: variants x points (points in key order of their
-// coordinates: batch, heads, topk, dtype, key). Cells exist where a check,
-// a summary or a trial does.
+// A run's full table: variants x points (points in the order they were first
+// stored: the sweep's). Cells exist where a check, a summary or a trial does.
 struct RunTable {
   RunRecord run;
   std::vector<VariantRecord> variants;
@@ -86,7 +87,7 @@ struct RunTable {
   std::vector<RunTableCell> cells;
 };
 
-// Two runs side by side at one variant (by name) x point.
+// Two runs side by side at one variant (by name) x point, by their judged metric.
 struct RunPairRow {
   std::string variant;
   PointRecord point;
@@ -127,7 +128,7 @@ class RunReader {
   // (variant, point, trial_no) order.
   Result<std::vector<TrialRecord>> trials(RunId run, std::optional<VariantId> variant = std::nullopt,
                                           std::optional<PointId> point = std::nullopt);
-  Result<std::vector<SummaryRecord>> summaries(RunId run);
+  Result<std::vector<SummaryRecord>> summaries(RunId run);  // every metric's, (variant, point, metric) order
 
   Result<RunTable> table(RunId run);
   // Run a against run b: every variant name x point either has a summary of.

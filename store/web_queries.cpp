@@ -47,7 +47,7 @@ Result<std::vector<PointRecord>> WebReader::points_of_repo(RepoId repo) {
                      "  ON c.id = cs.commit_id WHERE cs.point_id = p.id AND c.repo_id = :repo) "
                      "OR EXISTS (SELECT 1 FROM summaries s JOIN runs r ON r.id = s.run_id "
                      "  JOIN commits c ON c.id = r.commit_id WHERE s.point_id = p.id AND c.repo_id = :repo) "
-                     "ORDER BY p.batch, p.heads, p.topk, p.dtype, p.key");
+                     "ORDER BY p.id");
     q->bind(":repo", repo);
     std::vector<PointRecord> out;
     while (q->step()) out.push_back(detail::read_point(*q));

@@ -28,8 +28,8 @@ class WebReader {
   // next to trials).
   Result<std::vector<VariantSeen>> variants_of_repo(RepoId repo);
 
-  // The points that have a summary in the repo's runs, in sweep order
-  // (batch, heads, topk, dtype, key).
+  // The points that have a summary in the repo's runs, in the order they were
+  // first stored (a run stores them in its sweep's order).
   Result<std::vector<PointRecord>> points_of_repo(RepoId repo);
 
  private:

@@ -124,7 +124,7 @@ std::vector<std::string> experiment_headlines(const store::ExperimentDetail& d) 
           lo = std::min(lo, *r->evidence.delta_rel);
           hi = std::max(hi, *r->evidence.delta_rel);
         }
-        points += (points.empty() ? "" : ", ") + r->point_key;
+        points += (points.empty() ? "" : ", ") + (r->point_label.empty() ? r->point_key : r->point_label);
       }
       const std::string range =
           std::isfinite(lo) ? signed_percent(lo) + (hi > lo + 1e-9 ? ".." + signed_percent(hi) : "") : "?";
@@ -263,14 +263,14 @@ std::string experiment_text(const ExperimentEntry& entry) {
   if (!d.evidence.empty()) {
     std::size_t pw = 7, cw = 11;
     for (const auto& r : d.evidence) {
-      pw = std::max(pw, r.point_key.size() + 2);
+      pw = std::max(pw, (r.point_label.empty() ? r.point_key : r.point_label).size() + 2);
       cw = std::max(cw, r.evidence.candidate.size() + 2);
     }
     out += "  " + pad("point", pw) + pad("candidate", cw) + lpad("baseline", 11) + lpad("candidate", 11) +
            lpad("delta", 9) + lpad("band", 9) + lpad("p", 9) + lpad("runs", 6) + "  verdict\n";
     for (const auto& r : d.evidence) {
       const auto& ev = r.evidence;
-      out += "  " + pad(r.point_key, pw) + pad(ev.candidate, cw) + lpad(number(ev.baseline_value), 11) +
+      out += "  " + pad(r.point_label.empty() ? r.point_key : r.point_label, pw) + pad(ev.candidate, cw) + lpad(number(ev.baseline_value), 11) +
              lpad(number(ev.candidate_value), 11) + lpad(ev.delta_rel ? signed_percent(*ev.delta_rel) : "-", 9) +
              lpad(ev.band_rel ? band(*ev.band_rel) : "-", 9) + lpad(p_value(ev.p_value), 9) +
              lpad(std::to_string(ev.runs), 6) + "  " + evidence_word(ev.verdict) + "\n";

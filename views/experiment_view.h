@@ -70,7 +70,7 @@ nlohmann::json experiment_document(const ExperimentView& view);
 std::string experiment_text(const ExperimentEntry& entry);
 
 // One line per candidate: "num_warps=8 REJECTED: worse +14.2..+18.0% time_us
-// at b1_h16_k2048_bf16, ...; no effect at 4 point(s)". Pending experiments say so.
+// at C1, C8; no effect at 4 point(s)". Pending experiments say so.
 std::vector<std::string> experiment_headlines(const store::ExperimentDetail& detail);
 
 // "num_warps=8 num_stages=3": the candidate's params that differ from the

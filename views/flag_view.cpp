@@ -31,10 +31,18 @@ Result<FlagsView> flags_view(store::Database& db, const FlagsRequest& request) {
   f.variant = request.variant;
   f.testbed_id = request.testbed;
   if (request.point) {
+    // A key names a point in any repo; a label or some axes, within the repo.
     auto p = store::RunReader(db).find_point(*request.point);
     if (!p) return fail(p.error());
-    if (!*p) return fail(invalid_argument("point", "'" + *request.point + "': no such sweep point"));
-    f.point_id = (*p)->id;
+    if (*p) {
+      f.point_id = (*p)->id;
+    } else {
+      auto repo = resolve_repo(db, request.repo);
+      if (!repo) return fail(repo.error());
+      auto named = resolve_point(db, repo->id, *request.point);
+      if (!named) return fail(named.error());
+      f.point_id = named->id;
+    }
   }
   if (request.commit) {
     // A commit filter needs its repo: the one named, or the only one.
@@ -79,9 +87,14 @@ std::string flags_text(const FlagsView& v) {
   using namespace text;
   if (v.flags.empty()) return "no flags\n";
   std::string out;
+  // A point as people name it: its label ("C48"), else its key.
+  auto point_of = [&](const store::FlagView& f) {
+    auto label = v.labels.find(f.flag.point_id);
+    return label == v.labels.end() || label->second.empty() ? f.point_key : label->second;
+  };
   std::size_t pw = 7, vw = 9;
   for (const auto& f : v.flags) {
-    pw = std::max(pw, f.point_key.size() + 2);
+    pw = std::max(pw, point_of(f).size() + 2);
     vw = std::max(vw, f.flag.variant.size() + 2);
   }
   out += pad("id", 6) + pad("kind", 13) + pad("commit", 12) + pad("variant", vw) + pad("point", pw) + lpad("delta", 9) +
@@ -100,7 +113,7 @@ std::string flags_text(const FlagsView& v) {
                         : f.flag.acknowledged ? "acked (" + f.flag.acknowledged->reason + ")"
                                               : "OPEN";
     out += pad(std::to_string(f.flag.id), 6) + pad(kind, 13) + pad(f.sha.substr(0, 10), 12) + pad(f.flag.variant, vw) +
-           pad(f.point_key, pw) + lpad(signed_percent(f.flag.magnitude_rel), 9) +
+           pad(point_of(f), pw) + lpad(signed_percent(f.flag.magnitude_rel), 9) +
            lpad(band_rel ? band(*band_rel) : "-", 9) + lpad(p_value(p), 9) + "  " + state + "  " + f.subject + "\n";
   }
   return out;

@@ -48,8 +48,11 @@ json commit_full(const store::CommitRecord& c, const std::string& inherited_from
 }
 
 json point_json(const store::PointRecord& p) {
-  return {{"id", p.id},         {"key", p.key},     {"label", point_label(p)}, {"batch", or_null(p.batch)},
-          {"heads", or_null(p.heads)}, {"topk", or_null(p.topk)}, {"dtype", p.dtype}, {"extra", p.extra}};
+  // The axes as an array of {name, value}: a JSON object's key order is not
+  // kept by every reader, and the manifest's order is the order people read.
+  json axes = json::array();
+  for (const auto& [name, value] : p.axes.items()) axes.push_back({{"name", name}, {"value", json(value)}});
+  return {{"id", p.id}, {"key", p.key}, {"label", point_label(p)}, {"axes", std::move(axes)}};
 }
 
 json band_json(const store::NoiseBandRecord& b) {

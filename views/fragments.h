@@ -22,8 +22,9 @@ namespace perfwatch::views {
 // The schema_version every document of the views carries (the API's answers
 // and the CLI's --json; schemas/api/). A change that breaks a reader
 // increments it: 2 named the pooled value geomean_of_run_medians and typed
-// the jobs' progress.
-inline constexpr int kSchemaVersion = 2;
+// the jobs' progress; 3 made a point its named axes and a run's cells carry
+// every declared metric.
+inline constexpr int kSchemaVersion = 3;
 
 // A commit in a list: id, sha, short sha, subject, author, time, inheritance,
 // trailers. `inherited_from_sha` is the sha of the commit whose results it

@@ -34,7 +34,8 @@ HistoryValue value_from_runs(const store::HistoryEntry& e) {
 
 Result<HistoryView> history_view(store::Database& db, const HistoryRequest& request) {
   if (request.variant.empty()) return fail(invalid_argument("variant", "required: the variant to chart"));
-  if (request.point.empty()) return fail(invalid_argument("point", "required: the sweep point's key"));
+  if (request.point.empty())
+    return fail(invalid_argument("point", "required: the sweep point (its label, its key, or axes: batch=48,heads=16)"));
   if (request.limit < 1 || request.limit > kHistoryLimitMax)
     return fail(invalid_argument("limit", "must be an integer from 1 to " + std::to_string(kHistoryLimitMax)));
   auto repo = resolve_repo(db, request.repo);
@@ -42,10 +43,13 @@ Result<HistoryView> history_view(store::Database& db, const HistoryRequest& requ
   auto branch = resolve_branch(db, *repo, request.branch);
   if (!branch) return fail(branch.error());
 
+  auto point = resolve_point(db, repo->id, request.point);
+  if (!point) return fail(point.error());
+
   store::HistoryQuery q;
   q.start = {repo->id, branch->name, branch->head_sha};
   q.variant = request.variant;
-  q.point_key = request.point;
+  q.point_key = point->key;
   q.testbed_id = request.testbed;
   q.limit = request.limit;
   auto history = store::HistoryReader(db).point_history(q);
@@ -90,6 +94,7 @@ std::string history_document(const HistoryView& v) {
   w.key("point").value(point_json(h.point));
   w.key("testbed_id").value(h.testbed_id);
   w.key("metric").value(v.facts.metric);
+  w.key("unit").value(v.facts.unit());
   w.key("lower_is_better").value(v.facts.lower_is_better);
   w.key("statistic").value("geomean_of_run_medians");
   w.key("band").value(h.band ? band_json(*h.band) : default_band_json(v.facts.default_band_rel));

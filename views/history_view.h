@@ -27,7 +27,7 @@ struct HistoryRequest {
   std::optional<store::RepoId> repo;     // default: the only repo
   std::optional<std::string> branch;     // default: views::resolve_branch's rule
   std::string variant;                   // required
-  std::string point;                     // required: the point's key
+  std::string point;                     // required: a label (C48), a key, or axes (batch=48,heads=16)
   std::optional<store::TestbedId> testbed;  // default: that of the newest ok run there
   int limit = 200;                       // commits from the head, 1..kHistoryLimitMax
 };

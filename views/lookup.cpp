@@ -4,6 +4,7 @@
 
 #include "store/repo_store.h"
 #include "store/run_store.h"
+#include "store/web_queries.h"
 
 namespace perfwatch::views {
 
@@ -58,9 +59,72 @@ Result<store::CommitRecord> resolve_commit(store::Database& db, store::RepoId re
   return *c;
 }
 
-std::string point_label(const store::PointRecord& point) {
-  if (point.batch) return "C" + std::to_string(*point.batch);
-  return point.key;
+std::string point_label(const store::PointRecord& point) { return point.label.empty() ? point.key : point.label; }
+
+namespace {
+
+// "batch=48,heads=16" -> {{"batch","48"},{"heads","16"}}; nullopt when the
+// text is not such a list.
+std::optional<std::vector<std::pair<std::string, std::string>>> axis_terms(std::string_view text) {
+  std::vector<std::pair<std::string, std::string>> out;
+  while (!text.empty()) {
+    auto comma = text.find(',');
+    std::string_view term = text.substr(0, comma);
+    auto eq = term.find('=');
+    if (eq == std::string_view::npos || eq == 0) return std::nullopt;
+    out.emplace_back(std::string(term.substr(0, eq)), std::string(term.substr(eq + 1)));
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+  }
+  if (out.empty()) return std::nullopt;
+  return out;
+}
+
+// An axis value as the key writes it (runner::axis_value_text).
+std::string value_text(const nlohmann::ordered_json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+bool has_axes(const store::PointRecord& p, const std::vector<std::pair<std::string, std::string>>& terms) {
+  for (const auto& [name, value] : terms) {
+    auto it = p.axes.find(name);
+    if (it == p.axes.end() || value_text(*it) != value) return false;
+  }
+  return true;
+}
+
+std::string labels_of(const std::vector<const store::PointRecord*>& points) {
+  std::string out;
+  for (const auto* p : points) out += (out.empty() ? "" : ", ") + point_label(*p);
+  return out;
+}
+
+}  // namespace
+
+Result<store::PointRecord> resolve_point(store::Database& db, store::RepoId repo, std::string_view text) {
+  // A key is a point's identity, in any repo (points are shared).
+  auto by_key = store::RunReader(db).find_point(text);
+  if (!by_key) return fail(by_key.error());
+  if (*by_key) return **by_key;
+  // A label or some axes, among the points the repo has measured.
+  auto points = store::WebReader(db).points_of_repo(repo);
+  if (!points) return fail(points.error());
+  std::vector<const store::PointRecord*> all;
+  for (const auto& p : *points) all.push_back(&p);
+  std::vector<const store::PointRecord*> found;
+  for (const auto* p : all)
+    if (point_label(*p) == text) found.push_back(p);
+  if (found.empty()) {
+    if (auto terms = axis_terms(text)) {
+      for (const auto* p : all)
+        if (has_axes(*p, *terms)) found.push_back(p);
+    }
+  }
+  if (found.size() == 1) return *found.front();
+  if (found.size() > 1)
+    return fail(invalid_argument("point", "'" + std::string(text) + "' matches " + std::to_string(found.size()) +
+                                              " points (" + labels_of(found) + "); name more axes, or give the key"));
+  if (all.empty()) return fail(not_found("point", "'" + std::string(text) + "': the repo has no measured point yet"));
+  return fail(not_found("point", "'" + std::string(text) + "': no such point; the points are " + labels_of(all) +
+                                     " (a label, a key, or axes such as " + all.front()->key + ")"));
 }
 
 Result<std::map<store::PointId, std::string>> point_labels(store::Database& db) {

@@ -46,9 +46,16 @@ Result<Branch> resolve_branch(store::Database& db, const store::RepoRecord& repo
 Result<store::CommitRecord> resolve_commit(store::Database& db, store::RepoId repo, std::string_view sha,
                                            const std::string& field);
 
-// The users' name for a sweep point: "C64" (concurrency = batch) when the
-// point has a batch, else its key.
+// The users' name for a sweep point: its stored label (the manifest's
+// sweep.label, "C64"), else its key.
 std::string point_label(const store::PointRecord& point);
+
+// A point of `repo` as people name it (`--point`, the API's `point`): its
+// label ("C48"), its key ("batch=48,dtype=bf16,heads=16"), or
+// some of its axes ("batch=48,heads=16") when they match one point alone.
+// kNotFound "point" lists the valid labels; kInvalidArgument "point" when the
+// axes match several points (naming them).
+Result<store::PointRecord> resolve_point(store::Database& db, store::RepoId repo, std::string_view text);
 // The label of every point, by id.
 Result<std::map<store::PointId, std::string>> point_labels(store::Database& db);
 

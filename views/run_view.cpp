@@ -27,18 +27,18 @@ std::optional<double> median_of(const store::RunTableCell* cell) {
   return cell->summary->median;
 }
 
-std::optional<double> tokens_per_s(const store::PointRecord* p, const store::RunTableCell& cell, const std::string& metric) {
-  auto median = median_of(&cell);
-  if (!median || !p || !p->batch || !(*median > 0)) return std::nullopt;
-  if (metric == "time_us") return static_cast<double>(*p->batch) / *median * 1e6;
-  if (metric == "tokens_per_s") return *median;
-  return std::nullopt;
-}
-
 std::string fmt(const char* format, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, format, v);
   return buf;
+}
+
+// A median of another metric for the table, whatever its unit's scale:
+// whole numbers from 1000 up (1902345 tokens/s), two decimals down to 0.01
+// (41.23 us), three significant digits below.
+std::string number_text(double v) {
+  const double a = std::fabs(v);
+  return fmt(a >= 1000 ? "%.0f" : a >= 0.01 || a == 0 ? "%.2f" : "%.3g", v);
 }
 
 std::string pad(std::string s, size_t width) {
@@ -78,15 +78,11 @@ Result<RunView> run_view(store::Database& db, store::RunId run) {
   if (!facts) return fail(facts.error());
   view.facts = std::move(*facts);
 
-  std::map<store::PointId, const store::PointRecord*> points;
-  for (const auto& p : view.table.points) points[p.id] = &p;
   const store::VariantRecord* base = view.baseline();
   for (const auto& c : view.table.cells) {
     RunCellFigures f;
     if (base && c.variant_id != base->id)
       f.delta_vs_baseline = analysis::delta_rel(median_of(&c), median_of(find_cell(view.table, base->id, c.point_id)));
-    auto p = points.find(c.point_id);
-    f.tokens_per_s = tokens_per_s(p == points.end() ? nullptr : p->second, c, view.facts.metric);
     view.figures.push_back(f);
   }
   return view;
@@ -102,15 +98,18 @@ json run_document(const RunView& v) {
   for (std::size_t i = 0; i < t.cells.size(); ++i) {
     const auto& c = t.cells[i];
     const auto& f = v.figures[i];
+    json metrics = json::object();  // every summarised metric, the judged one too
+    for (const auto& [name, s] : c.metrics) metrics[name] = summary_json(s);
     cells.push_back({{"variant_id", c.variant_id},
                      {"variant", variants.count(c.variant_id) ? variants[c.variant_id]->name : ""},
                      {"point_id", c.point_id},
                      {"point_key", points.count(c.point_id) ? points[c.point_id]->key : ""},
+                     {"point_label", points.count(c.point_id) ? point_label(*points[c.point_id]) : ""},
                      {"trials", c.trials},
                      {"summary", c.summary ? summary_json(*c.summary) : json(nullptr)},
+                     {"metrics", std::move(metrics)},
                      {"check", c.check ? check_json(*c.check) : json(nullptr)},
-                     {"delta_vs_baseline", number_or_null(f.delta_vs_baseline)},
-                     {"tokens_per_s", number_or_null(f.tokens_per_s)}});
+                     {"delta_vs_baseline", number_or_null(f.delta_vs_baseline)}});
   }
   json out = {{"schema_version", kSchemaVersion},
               {"run", run_json(t.run, true)},
@@ -131,21 +130,29 @@ std::string run_text(const RunView& v) {
   const store::RunTable& t = v.table;
   std::string out;
   const store::VariantRecord* base = v.baseline();
-  const std::string& metric = v.facts.metric;
-  std::string unit = metric == "time_us" ? "us/step" : metric;
+  // The columns are the run's declared metrics: the judged one with its CI
+  // and trials, then the median of each other one, each headed by its unit.
+  const store::ManifestMetricFacts* judged = nullptr;
+  std::vector<const store::ManifestMetricFacts*> others;
+  for (const auto& m : v.facts.metrics) {
+    if (m.name == v.facts.metric) judged = &m;
+    else others.push_back(&m);
+  }
+  const std::string unit = judged && !judged->unit.empty() ? judged->unit : v.facts.metric;
   size_t vw = 8;
   for (const auto& x : t.variants) vw = std::max(vw, x.name.size() + 2);
   size_t pw = 6;
-  for (const auto& p : t.points) pw = std::max(pw, p.key.size() + 2);
+  for (const auto& p : t.points) pw = std::max(pw, point_label(p).size() + 2);
 
-  out += pad("point", pw) + pad("variant", vw) + lpad("median " + unit, 18) + "  " + pad("95% CI", 24) +
-         lpad("trials", 7) + lpad("tokens/s", 12) + "  " + "vs " + (base ? base->name : std::string("baseline")) + "\n";
+  out += pad("point", pw) + pad("variant", vw) + lpad("median " + unit, 18) + "  " + pad("95% CI", 24) + lpad("trials", 7);
+  for (const auto* m : others) out += lpad(m->unit.empty() ? m->name : m->unit, 14);
+  out += std::string("  ") + "vs " + (base ? base->name : std::string("baseline")) + "\n";
   for (const auto& p : t.points) {
     for (const auto& x : t.variants) {
       std::size_t index = t.cells.size();
       for (std::size_t i = 0; i < t.cells.size(); ++i)
         if (t.cells[i].variant_id == x.id && t.cells[i].point_id == p.id) index = i;
-      std::string line = pad(p.key, pw) + pad(x.name, vw);
+      std::string line = pad(point_label(p), pw) + pad(x.name, vw);
       if (x.status == store::VariantStatus::kInfeasible) {
         out += line + "infeasible: " + x.reason + "\n";
         continue;
@@ -168,7 +175,12 @@ std::string run_text(const RunView& v) {
       line += lpad(fmt("%.2f", *s.median), 18) + "  ";
       line += pad("[" + fmt("%.2f", s.ci_low.value_or(NAN)) + ", " + fmt("%.2f", s.ci_high.value_or(NAN)) + "]", 24);
       line += lpad(std::to_string(s.n), 7);
-      line += lpad(f.tokens_per_s ? fmt("%.0f", *f.tokens_per_s) : "-", 12) + "  ";
+      for (const auto* m : others) {
+        auto it = cell.metrics.find(m->name);
+        const bool has = it != cell.metrics.end() && it->second.median;
+        line += lpad(has ? number_text(*it->second.median) : "-", 14);
+      }
+      line += "  ";
       if (base && x.id == base->id) {
         line += "baseline";
       } else if (f.delta_vs_baseline) {

@@ -1,6 +1,7 @@
-// One run's table -- variant x point: the median of the trials, its 95% CI,
-// trials, tokens/s, the correctness check, and the change against the run's
-// baseline variant -- as one model with two printers: JSON (the API's
+// One run's table -- variant x point: the median of the trials of the judged
+// metric, its 95% CI, trials, the median of every other declared metric, the
+// correctness check, and the change against the run's baseline variant -- as
+// one model with two printers: JSON (the API's
 // GET /api/v1/runs/{id}, `perfwatch query runs --run|--latest --json`,
 // `perfwatch bench --json`; schemas/api/run.schema.json) and text for people.
 #pragma once
@@ -25,9 +26,6 @@ struct RunCellFigures {
   // - 1 (analysis::delta_rel); nullopt for the baseline itself or when either
   // has no median.
   std::optional<double> delta_vs_baseline;
-  // Decode tokens per second at the median: batch / median (time_us), or the
-  // median itself when the metric is tokens_per_s.
-  std::optional<double> tokens_per_s;
 };
 
 struct RunView {

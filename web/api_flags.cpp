@@ -25,7 +25,7 @@ Reply Api::flags(const httplib::Request& request) {
   std::string state = q.word("state", {"open", "acknowledged", "withdrawn", "any"}).value_or("open");
   auto kind = q.word("kind", {"regression", "improvement", "changepoint", "drift"});
   r.variant = q.name("variant");
-  r.point = q.name("point");
+  r.point = q.text("point", 200);  // a label, a key or axes: any printable text
   r.commit = q.sha("commit");
   r.testbed = q.id("testbed");
   r.limit = static_cast<int>(q.integer("limit", r.limit, 1, views::kFlagsLimitMax));

@@ -13,7 +13,7 @@ Reply Api::history(const httplib::Request& request) {
   r.repo = q.id("repo");
   r.branch = q.name("branch");
   auto variant = q.name("variant");
-  auto point = q.name("point");
+  auto point = q.text("point", 200);  // a label, a key or axes: any printable text
   r.testbed = q.id("testbed");
   r.limit = static_cast<int>(q.integer("limit", r.limit, 1, views::kHistoryLimitMax));
   WEB_CHECK_PARAMS(q);

@@ -59,21 +59,29 @@ perfwatch::Result<Observed> read_database(const std::filesystem::path& path) {
                          out.runs[text(st, 0)] = {sqlite3_column_int(st, 1), sqlite3_column_int(st, 2)};
                        });
   if (!runs) return fail(runs.error());
-  auto cell_runs = each_row(
-      db.get(), where,
-      "SELECT c.sha, v.name, p.batch, count(DISTINCT r.id) FROM summaries s "
+  // A point's batch: an axis in axes_json since schema version 8, a column before.
+  bool axes_json = false;
+  auto point_columns = each_row(db.get(), where, "SELECT name FROM pragma_table_info('points')",
+                                [&](sqlite3_stmt* st) { axes_json = axes_json || text(st, 0) == "axes_json"; });
+  if (!point_columns) return fail(point_columns.error());
+  const std::string batch = axes_json ? "json_extract(p.axes_json, '$.batch')" : "p.batch";
+  const std::string cell_sql =
+      "SELECT c.sha, v.name, " + batch + ", count(DISTINCT r.id) FROM summaries s "
       "JOIN run_variants v ON v.id = s.variant_id JOIN runs r ON r.id = s.run_id "
       "JOIN commits c ON c.id = r.commit_id JOIN points p ON p.id = s.point_id "
-      "WHERE r.status = 'ok' AND r.kind <> 'noise' GROUP BY c.sha, v.name, p.batch",
+      "WHERE r.status = 'ok' AND r.kind <> 'noise' GROUP BY c.sha, v.name, " + batch;
+  auto cell_runs = each_row(
+      db.get(), where, cell_sql.c_str(),
       [&](sqlite3_stmt* st) {
         out.cell_runs[{text(st, 0), text(st, 1), sqlite3_column_int(st, 2)}] = sqlite3_column_int(st, 3);
       });
   if (!cell_runs) return fail(cell_runs.error());
-  auto comparisons = each_row(
-      db.get(), where,
-      "SELECT c.sha, a.sha, x.basis, x.variant, p.batch, x.verdict FROM comparisons x "
+  const std::string comparison_sql =
+      "SELECT c.sha, a.sha, x.basis, x.variant, " + batch + ", x.verdict FROM comparisons x "
       "JOIN commits c ON c.id = x.commit_id JOIN commits a ON a.id = x.against_commit_id "
-      "JOIN points p ON p.id = x.point_id",
+      "JOIN points p ON p.id = x.point_id";
+  auto comparisons = each_row(
+      db.get(), where, comparison_sql.c_str(),
       [&](sqlite3_stmt* st) {
         out.comparisons.push_back(
             {text(st, 0), text(st, 1), text(st, 2), text(st, 3), sqlite3_column_int(st, 4), text(st, 5)});
@@ -86,8 +94,8 @@ perfwatch::Result<Observed> read_database(const std::filesystem::path& path) {
                           [&](sqlite3_stmt* st) { withdrawals = withdrawals || text(st, 0) == "withdrawn_at"; });
   if (!columns) return fail(columns.error());
   const std::string flag_sql =
-      std::string("SELECT c.sha, f.variant, p.batch, f.kind, f.magnitude_rel, "
-                  "coalesce(json_extract(f.detail_json, '$.basis'), ''), ") +
+      "SELECT c.sha, f.variant, " + batch + ", f.kind, f.magnitude_rel, "
+      "coalesce(json_extract(f.detail_json, '$.basis'), ''), " +
       (withdrawals ? "f.ack_at IS NULL AND f.withdrawn_at IS NULL, " : "f.ack_at IS NULL, ") +
       "coalesce(json_extract(f.detail_json, '$.runs'), -1), "
       "coalesce(json_extract(f.detail_json, '$.against_runs'), -1), "

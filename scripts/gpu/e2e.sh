@@ -235,8 +235,8 @@ import json, sys
 m = json.load(open(sys.argv[1]))
 m["build"]["command"] = "PERFWATCH_CUDA=OFF kernels/scripts/build.sh build/kernels"
 m["bench"]["backend"] = "cpu"
-m["bench"]["threads"] = 1
-m["sweep"].update({"batch": [1, 8], "topk": [512]})
+m["bench"].setdefault("params", {})["threads"] = 1  # manifest version 2: the bench's own settings
+m["sweep"]["axes"].update({"batch": [1, 8], "topk": [512]})
 m["trials"] = {"min": 5, "max": 10, "target_rel_ci": 0.02, "budget_s": 2, "min_trial_ms": 10, "warmup_ms": 20}
 json.dump(m, open(sys.argv[2], "w"), indent=2)
 PY

@@ -101,11 +101,11 @@ PointRecord read_point(const Statement& s) {
   PointRecord p;
   p.id = s.get<PointId>("id");
   p.key = s.get<std::string>("key");
-  p.batch = s.get<std::optional<std::int64_t>>("batch");
-  p.heads = s.get<std::optional<std::int64_t>>("heads");
-  p.topk = s.get<std::optional<std::int64_t>>("topk");
-  p.dtype = s.get<std::string>("dtype");
-  p.extra = s.get<nlohmann::json>("extra_json");
+  p.label = s.get<std::string>("label");
+  // Parsed as ordered JSON: the axes in the order the manifest declared them.
+  const auto text = s.get<std::string>("axes_json");
+  p.axes = nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!p.axes.is_object()) raise(ErrorCode::kInternal, "column axes_json: not a JSON object");
   return p;
 }
 
@@ -128,11 +128,13 @@ TrialRecord read_trial(const Statement& s) {
   t.variant_id = s.get<VariantId>("variant_id");
   t.point_id = s.get<PointId>("point_id");
   t.trial_no = s.get<int>("trial_no");
-  t.time_us = s.get<double>("time_us");
-  t.steps = s.get<std::int64_t>("steps");
-  t.tokens_per_s = s.get<double>("tokens_per_s");
-  t.bytes_per_s = s.get<double>("bytes_per_s");
-  t.flops_per_s = s.get<double>("flops_per_s");
+  const auto metrics = s.get<nlohmann::json>("metrics_json");
+  if (!metrics.is_object()) raise(ErrorCode::kInternal, "column metrics_json: not a JSON object");
+  for (const auto& [name, value] : metrics.items()) {
+    if (!value.is_number()) raise(ErrorCode::kInternal, "column metrics_json: " + name + " is not a number");
+    t.metrics[name] = value.get<double>();
+  }
+  t.steps = s.get<std::optional<std::int64_t>>("steps");
   t.sm_clock_mhz = s.get<std::optional<double>>("sm_clock_mhz");
   t.throttled = s.get<bool>("throttled");
   return t;
@@ -144,6 +146,7 @@ SummaryRecord read_summary(const Statement& s) {
   r.variant_id = s.get<VariantId>("variant_id");
   r.point_id = s.get<PointId>("point_id");
   r.metric = s.get<std::string>("metric");
+  r.judged = s.get<bool>("judged");
   r.n = s.get<std::int64_t>("n");
   r.median = s.get<std::optional<double>>("median");
   r.ci_low = s.get<std::optional<double>>("ci_low");

@@ -38,17 +38,15 @@ inline constexpr const char* kVariantColumns =
     "v.id AS id, v.run_id AS run_id, v.name AS name, v.params_json AS params_json, v.is_baseline AS is_baseline, "
     "v.status AS status, v.reason AS reason, v.resources_json AS resources_json";
 inline constexpr const char* kPointColumns =
-    "p.id AS id, p.key AS key, p.batch AS batch, p.heads AS heads, p.topk AS topk, p.dtype AS dtype, "
-    "p.extra_json AS extra_json";
+    "p.id AS id, p.key AS key, p.label AS label, p.axes_json AS axes_json";
 inline constexpr const char* kCheckColumns =
     "ck.run_id AS run_id, ck.variant_id AS variant_id, ck.point_id AS point_id, ck.status AS status, "
     "ck.reason AS reason, ck.rel_l2_o AS rel_l2_o, ck.max_abs_lse AS max_abs_lse, ck.detail_json AS detail_json";
 inline constexpr const char* kTrialColumns =
     "t.run_id AS run_id, t.variant_id AS variant_id, t.point_id AS point_id, t.trial_no AS trial_no, "
-    "t.time_us AS time_us, t.steps AS steps, t.tokens_per_s AS tokens_per_s, t.bytes_per_s AS bytes_per_s, "
-    "t.flops_per_s AS flops_per_s, t.sm_clock_mhz AS sm_clock_mhz, t.throttled AS throttled";
+    "t.metrics_json AS metrics_json, t.steps AS steps, t.sm_clock_mhz AS sm_clock_mhz, t.throttled AS throttled";
 inline constexpr const char* kSummaryColumns =
-    "s.run_id AS run_id, s.variant_id AS variant_id, s.point_id AS point_id, s.metric AS metric, s.n AS n, "
+    "s.run_id AS run_id, s.variant_id AS variant_id, s.point_id AS point_id, s.metric AS metric, s.judged AS judged, s.n AS n, "
     "s.median AS median, s.ci_low AS ci_low, s.ci_high AS ci_high, s.mean AS mean, s.stddev AS stddev, "
     "s.minimum AS minimum, s.maximum AS maximum, s.dropped_throttled AS dropped_throttled, "
     "s.stop_reason AS stop_reason, s.computed_at AS computed_at";

@@ -80,7 +80,7 @@ TEST_F(CliTest, WatchThenQueryAcknowledgeAndConclude) {
   // "Did we ever try num_warps=8? What happened?"
   std::string tried = pw("query experiments --param num_warps=8 --verdict rejected");
   EXPECT_THAT(tried, HasSubstr("num_warps=8 REJECTED: worse +"));
-  EXPECT_THAT(tried, HasSubstr("time_us at b1_h16_k2048_bf16, b8_h16_k2048_bf16"));
+  EXPECT_THAT(tried, HasSubstr("time_us at C1, C8"));
   EXPECT_THAT(tried, HasSubstr("8 warps hide latency"));
   json ej = json::parse(pw("query experiments --search 'bigger tile' --json"))["experiments"];
   ASSERT_EQ(ej.size(), 1u);
@@ -106,7 +106,8 @@ TEST_F(CliTest, WatchThenQueryAcknowledgeAndConclude) {
   // The newest ok run is b's (its last bench run): its full table, deltas against base.
   std::string latest = pw("query runs --latest");
   EXPECT_THAT(latest, HasSubstr("of " + b.substr(0, 10)));
-  EXPECT_THAT(latest, HasSubstr("b8_h16_k2048_bf16"));
+  EXPECT_THAT(latest, HasSubstr("C8 "));  // the point's label
+  EXPECT_THAT(latest, HasSubstr("tokens/s"));  // a column per other declared metric, headed by its unit
   json lj = json::parse(pw("query runs --latest --commit " + a + " --json"));
   EXPECT_EQ(lj["commit"]["sha"], a);
   EXPECT_EQ(lj["manifest"]["baseline"], "base");
@@ -115,7 +116,10 @@ TEST_F(CliTest, WatchThenQueryAcknowledgeAndConclude) {
   EXPECT_EQ(rj["commits"][0]["sha"], b);
   EXPECT_FALSE(rj["commits"][0]["runs"].empty());
   EXPECT_NE(pw_status("query runs --latest --commit 0000000000"), 0);
-  json hj = json::parse(pw("query history --variant base --point b1_h16_k2048_bf16 --json"));
+  json hj = json::parse(pw("query history --variant base --point C1 --json"));
+  // The same point by its key, and by the axes that name it alone.
+  EXPECT_EQ(json::parse(pw("query history --variant base --point batch=1,dtype=bf16,heads=16,topk=2048 --json")), hj);
+  EXPECT_EQ(json::parse(pw("query history --variant base --point batch=1 --json")), hj);
   ASSERT_EQ(hj["entries"].size(), 2u);
   EXPECT_FALSE(hj["entries"][1]["flag"].is_null());
   // Both commits judged: their stored geomean of run medians, with a CI.
@@ -123,9 +127,10 @@ TEST_F(CliTest, WatchThenQueryAcknowledgeAndConclude) {
   EXPECT_GT(hj["entries"][1]["geomean_of_run_medians"].get<double>(), 0);
   // The band and how it was computed (calibrated by now: the regression was
   // measured again before it was flagged, 6 runs a side).
-  EXPECT_THAT(pw("query history --variant base --point b1_h16_k2048_bf16"), HasSubstr("prediction band"));
-  EXPECT_THAT(pw("query history --variant base --point b1_h16_k2048_bf16"), HasSubstr("geometric mean"));
+  EXPECT_THAT(pw("query history --variant base --point C1"), HasSubstr("prediction band"));
+  EXPECT_THAT(pw("query history --variant base --point C1"), HasSubstr("geometric mean"));
   EXPECT_NE(pw_status("query history --variant base --point b7_nope"), 0);
+  EXPECT_NE(pw_status("query history --variant base --point heads=16"), 0);  // names both points
 
   // A/A calibration, said how.
   std::string noise = pw("noise " + repo() + " --runs 3");
@@ -135,7 +140,7 @@ TEST_F(CliTest, WatchThenQueryAcknowledgeAndConclude) {
   auto noise_schema = schemas::Schema::load("cli/noise.schema.json");
   ASSERT_TRUE(noise_schema) << noise_schema.error().to_string();
   EXPECT_TRUE(noise_schema->validate(nj, "noise --json")) << nj.dump();
-  EXPECT_EQ(nj["schema_version"], 2);
+  EXPECT_EQ(nj["schema_version"], 3);
   EXPECT_EQ(nj["ok_runs"], 2);
   EXPECT_EQ(nj["bands"].size(), 4u);  // 2 variants x 2 points
   EXPECT_EQ(nj["bands"][0]["point"]["label"].get<std::string>().substr(0, 1), "C");
@@ -162,12 +167,12 @@ TEST_F(CliTest, Latin1AndControlCharactersInGitDataAreStoredAndShownSafely) {
   ASSERT_FALSE(ej.empty());
   EXPECT_THAT(ej.dump(), HasSubstr("na" + r + "ve split"));
 
-  for (const std::string& text : {pw("query runs"), pw("query history --variant base --point b1_h16_k2048_bf16"),
+  for (const std::string& text : {pw("query runs"), pw("query history --variant base --point C1"),
                                   pw("query experiments")}) {
     EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
     EXPECT_EQ(text.find('\x07'), std::string::npos) << text;
   }
-  EXPECT_THAT(pw("query history --variant base --point b1_h16_k2048_bf16"),
+  EXPECT_THAT(pw("query history --variant base --point C1"),
               HasSubstr("Caf" + r + " \\x1b[2J\\x1b]0;owned\\x07 tiles"));
   const std::string log = testing::read_file(dir_ / "stderr.log");
   EXPECT_EQ(log.find('\x1b'), std::string::npos) << "the daemon's log lines escape control characters too";

@@ -82,7 +82,7 @@ Result<BenchOutcome> FakeEnv::bench(store::Database& db, const BenchOptions& opt
 
   std::vector<int> batches;
   for (const auto& p : manifest_.points) {
-    if (options.only_points.empty() || options.only_points.count(p.id)) batches.push_back(p.batch);
+    if (options.only_points.empty() || options.only_points.count(p.key)) batches.push_back(p.axes.at("batch").get<int>());
   }
   std::vector<std::string> variants;
   for (const auto& v : manifest_.variants) {

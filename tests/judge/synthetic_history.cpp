@@ -34,11 +34,9 @@ std::map<int, store::PointId> ensure_points(store::Database& db, const std::vect
   std::map<int, store::PointId> out;
   for (int b : batches) {
     store::PointRecord p;
-    p.key = runner::point_id(b, 16, 2048, "bf16");
-    p.batch = b;
-    p.heads = 16;
-    p.topk = 2048;
-    p.dtype = "bf16";
+    p.axes = {{"batch", b}};
+    p.key = runner::point_key(p.axes);
+    p.label = "C" + std::to_string(b);
     out[b] = unwrap(store::RunWriter(db).ensure_point(p));
   }
   return out;

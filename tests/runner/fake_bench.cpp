@@ -12,6 +12,13 @@
 //   exit_nonzero           behave, then exit 3 after the footer
 //   incorrect=NAME         variant NAME fails its check at every point
 //   infeasible=NAME        variant NAME is infeasible
+//   undeclared_metric      (version 2) the first trial carries a metric the plan does not declare
+//   expect_adapter=KIND    started as an adapter: argv must be "adapter --kind KIND" and
+//                          PERFWATCH_ADAPTER_BENCH the bench object naming that adapter
+//   no_judged_metric       (version 2) the first trial lacks the plan's judged metric
+// It answers in the plan's protocol version: 1 (the MLA decode step's fields)
+// or 2 (axes, and the plan's declared metrics: time_us, tokens_per_s, and any
+// other as 1e9).
 // FAKE_BENCH_LOG, when set, is a file to which each measure request's variant
 // is appended, one per line (to check the runner's interleaving).
 // FAKE_BENCH_SLOW=NAME:F makes variant NAME's times F times longer.
@@ -43,11 +50,21 @@ void emit(const json& line) { std::cout << line.dump() << '\n' << std::flush; }
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   std::string mode = env("FAKE_BENCH", "ok");
   std::string line;
   if (!std::getline(std::cin, line)) return 2;
   json plan = json::parse(line);
+  if (mode.rfind("expect_adapter=", 0) == 0) {
+    const std::string kind = mode.substr(15);
+    json bench = json::parse(env("PERFWATCH_ADAPTER_BENCH", "null"), nullptr, false);
+    bool args_ok = argc == 4 && std::string(argv[1]) == "adapter" && std::string(argv[2]) == "--kind" && argv[3] == kind;
+    bool bench_ok = bench.is_object() && bench.value("adapter", "") == kind && bench.contains("command");
+    if (!args_ok || !bench_ok) {
+      emit({{"kind", "error"}, {"where", "adapter"}, {"message", "not started as the adapter contract says"}});
+      return 2;
+    }
+  }
   if (mode == "error_line") {
     emit({{"kind", "error"}, {"where", "points[0].batch"}, {"message", "made-up failure for a test"}});
     return 2;
@@ -61,8 +78,11 @@ int main() {
     slow_factor = std::stod(spec.substr(spec.find(':') + 1));
   }
 
-  emit({{"kind", "header"}, {"schema_version", 1}, {"bench", "fake_bench 1"}, {"backend", "cpu"}, {"seed", 7},
-        {"device", {{"name", "fake cpu"}, {"multiprocessors", 1}}}, {"build", {{"id", "test"}, {"compiler", "none"}}}});
+  const int version = plan["schema_version"].get<int>();
+  json header = {{"kind", "header"}, {"schema_version", version}, {"bench", "fake_bench 1"}, {"backend", "cpu"}, {"seed", 7},
+                 {"device", {{"name", "fake cpu"}, {"multiprocessors", 1}}}, {"build", {{"id", "test"}, {"compiler", "none"}}}};
+  if (version == 2) header["timer"] = "wall_clock";
+  emit(header);
   for (const auto& v : plan["variants"]) {
     json out = {{"kind", "variant"}, {"variant", v["name"]}, {"params", v["params"]}, {"status", "ok"}};
     if (v["name"] == infeasible) {
@@ -87,11 +107,13 @@ int main() {
     std::string key = variant + "@" + point;
     if (!checked[key]) {
       checked[key] = true;
-      json check = {{"kind", "check"}, {"variant", variant}, {"point", point}, {"status", "ok"}, {"rel_l2_o", 0.002}};
+      json check = {{"kind", "check"}, {"variant", variant}, {"point", point}, {"status", "ok"}};
+      const double error = variant == incorrect ? 0.5 : 0.002;
+      if (version == 2) check["errors"] = {{"rel_l2", error}};
+      else check["rel_l2_o"] = error;
       if (variant == incorrect) {
         check["status"] = "incorrect";
         check["reason"] = "rel_l2_o 0.5 > 0.01";
-        check["rel_l2_o"] = 0.5;
       }
       emit(check);
     }
@@ -108,11 +130,25 @@ int main() {
       if (mode == "bad_trial_number" && n == 2) n = 3;
       noise = noise * 6364136223846793005ull + 1442695040888963407ull;
       double jitter = 1.0 + 0.002 * (static_cast<double>(noise >> 40) / (1ull << 24) - 0.5);
-      double batch = points[point]["batch"].get<double>();
+      const json& axes = version == 2 ? points[point]["axes"] : points[point];
+      double batch = axes.contains("batch") ? axes["batch"].get<double>() : 1.0;
       double time_us = (10.0 + batch) * jitter * (variant == slow_name ? slow_factor : 1.0);
-      emit({{"kind", "trial"}, {"variant", variant}, {"point", point}, {"trial", n}, {"time_us", time_us}, {"steps", 100},
-            {"tokens_per_s", batch / time_us * 1e6}, {"bytes_per_s", 1e9}, {"flops_per_s", 1e9}, {"sm_clock_mhz", nullptr},
-            {"throttled", false}});
+      if (version == 2) {
+        json metrics = json::object();
+        for (const auto& m : plan["metrics"]) {
+          std::string name = m["name"];
+          metrics[name] = name == "time_us" ? time_us : name == "tokens_per_s" ? batch / time_us * 1e6 : 1e9;
+        }
+        if (total == 0 && mode == "undeclared_metric") metrics["watts"] = 300;
+        if (total == 0 && mode == "no_judged_metric") metrics.erase(plan["judged_metric"].get<std::string>());
+        if (metrics.empty()) metrics["watts"] = 300;
+        emit({{"kind", "trial"}, {"variant", variant}, {"point", point}, {"trial", n}, {"metrics", metrics}, {"steps", 100},
+              {"clock_mhz", nullptr}, {"throttled", false}});
+      } else {
+        emit({{"kind", "trial"}, {"variant", variant}, {"point", point}, {"trial", n}, {"time_us", time_us}, {"steps", 100},
+              {"tokens_per_s", batch / time_us * 1e6}, {"bytes_per_s", 1e9}, {"flops_per_s", 1e9}, {"sm_clock_mhz", nullptr},
+              {"throttled", false}});
+      }
       ++total;
     }
   }

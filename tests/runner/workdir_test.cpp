@@ -28,9 +28,9 @@ json doc_with(const std::string& build_dir, const std::string& bench_dir) {
 struct NullSink : RunSink {
   void on_header(const json&) override {}
   void on_variant(const json&) override {}
-  void on_check(const json&) override {}
-  void on_trial(const json&) override {}
-  void on_skipped(const json&) override {}
+  void on_check(const CheckLine&) override {}
+  void on_trial(const TrialLine&) override {}
+  void on_skipped(const SkippedLine&) override {}
   void on_point_done(const std::string&, const PointSpec&, const std::vector<double>&, int,
                      analysis::StopReason) override {}
 };
@@ -101,6 +101,20 @@ TEST_F(WorkdirTest, TheBuildDoesNotRunWhenItsWorkdirLeadsOutOrIsMissing) {
   BuildOutcome ok = run_build(manifest("kernels", "."), checkout, dir / "logs" / "build.log");
   EXPECT_TRUE(ok.ok()) << ok.process.describe();
   EXPECT_TRUE(fs::exists(checkout / "kernels" / "built-here"));
+}
+
+// A version 2 manifest may have no build (a Python bench, a script): ok at once.
+TEST_F(WorkdirTest, AManifestWithoutABuildHasNothingToBuild) {
+  auto m = parse_manifest(json{{"schema_version", 2},
+                               {"paths", {"bench.py"}},
+                               {"bench", {{"command", "python3 bench.py"}}},
+                               {"variants", {{{"name", "base"}, {"params", json::object()}}}},
+                               {"sweep", {{"axes", {{"n", {1}}}}}}},
+                          "perfwatch.json");
+  ASSERT_TRUE(m.has_value()) << m.error().to_string();
+  BuildOutcome b = run_build(*m, checkout, dir / "logs" / "build.log");
+  EXPECT_TRUE(b.ok()) << b.process.describe();
+  EXPECT_THAT(testing::read_file(dir / "logs" / "build.log"), HasSubstr("nothing to build"));
 }
 
 TEST_F(WorkdirTest, TheBenchDoesNotRunWhenItsWorkdirLeadsOutOrIsMissing) {

@@ -80,7 +80,11 @@ class CudaHistory(unittest.TestCase):
 
     def test_the_baseline_sweeps_the_users_concurrencies_on_the_cuda_backend(self):
         m = self.h.manifest(0)
-        self.assertEqual(m["sweep"], {"batch": [1, 8, 48, 64, 80, 96], "heads": [16], "topk": [2048], "dtype": ["bf16"]})
+        self.assertEqual(m["schema_version"], 2)
+        self.assertEqual(m["sweep"], {"axes": {"batch": [1, 8, 48, 64, 80, 96], "heads": [16], "topk": [2048], "dtype": ["bf16"]},
+                                      "label": "C{batch}"})
+        self.assertEqual(m["metric"], "time_us")
+        self.assertEqual([x["name"] for x in m["metrics"]], ["time_us", "tokens_per_s", "bytes_per_s", "flops_per_s"])
         self.assertEqual(m["bench"]["backend"], "cuda")
         self.assertIn("PERFWATCH_CUDA=ON", m["build"]["command"])
         self.assertEqual([v["name"] for v in m["variants"]], ["bt16_w4_s2_tc240"])
@@ -172,7 +176,8 @@ class CpuHistory(unittest.TestCase):
         self.assertEqual(len(self.h.shas), 5)
         m = self.h.manifest(0)
         self.assertEqual(m["bench"]["backend"], "cpu")
-        self.assertEqual(m["sweep"]["batch"], [1, 8, 48])
+        self.assertEqual(m["sweep"]["axes"]["batch"], [1, 8, 48])
+        self.assertEqual(m["bench"]["params"], {"threads": 1})
         self.assertEqual(self.h.files(1), ["kernels/src/cpu_tuning.h"])
         added, removed = self.h.diff_lines(1, "kernels/src/cpu_tuning.h")
         self.assertEqual(removed, ["inline constexpr int kMaxVectorFloats = 16;"])

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "store/analysis_store.h"
 #include "store/database.h"
 #include "store/detail/statement.h"
 #include "store/migrations.h"
@@ -102,9 +103,13 @@ TEST(Migrations, OldDatabaseIsMigratedAndKeepsItsData) {
     run = 7;
     PW_UNWRAP(v, runs.add_variant({.run_id = run, .name = "w4", .params = {{"num_warps", 4}}, .is_baseline = true}));
     variant = v;
-    PW_UNWRAP(p, runs.ensure_point(testing::point_record(8)));
-    point = p;
-    for (int i = 1; i <= 3; ++i) PW_ASSERT_OK(runs.insert_trial(testing::trial_record(run, variant, point, i, 10.0 + i)));
+    // Points and trials as version 1 shaped them: written raw too.
+    raw_exec(tmp.path(), "INSERT INTO points (id, key, batch, heads, topk, dtype) VALUES (3, 'b8_h16_k2048_bf16', 8, 16, 2048, 'bf16')");
+    point = 3;
+    for (int i = 1; i <= 3; ++i)
+      raw_exec(tmp.path(), "INSERT INTO trials (run_id, variant_id, point_id, trial_no, time_us, steps, tokens_per_s, "
+                           "bytes_per_s, flops_per_s, throttled) VALUES (7, " + std::to_string(variant) + ", 3, " +
+                               std::to_string(i) + ", " + std::to_string(10.0 + i) + ", 10, 1, 1, 1, 0)");
   }
   PW_UNWRAP(db, Database::open(tmp.path()));
   EXPECT_EQ(db.schema_version(), latest_schema_version());
@@ -115,7 +120,7 @@ TEST(Migrations, OldDatabaseIsMigratedAndKeepsItsData) {
   EXPECT_FALSE(r.job_id.has_value());  // the column migration 2 added
   PW_UNWRAP(trials, reader.trials(run));
   ASSERT_EQ(trials.size(), 3u);
-  EXPECT_DOUBLE_EQ(trials[2].time_us, 13.0);
+  EXPECT_DOUBLE_EQ(trials[2].metrics.at("time_us"), 13.0);
   PW_UNWRAP(variants, reader.variants(run));
   ASSERT_EQ(variants.size(), 1u);
   EXPECT_EQ(variants[0].params["num_warps"], 4);
@@ -125,6 +130,92 @@ TEST(Migrations, OldDatabaseIsMigratedAndKeepsItsData) {
   PW_UNWRAP(band, AnalysisReader(db).noise_band(testbed, "w4", point));
   ASSERT_TRUE(band.has_value());
   EXPECT_DOUBLE_EQ(band->band_rel, 0.05);
+}
+
+// Schema version 8: points become axis maps, trials carry any metrics,
+// summaries one row per metric. A version 7 database with rows of the MLA
+// shape (version 1 of the manifest) migrates with nothing lost.
+TEST(Migrations, VersionSevenPointsTrialsAndSummariesMigrateWithNothingLost) {
+  TempDbPath tmp;
+  {
+    PW_UNWRAP(db, Database::open(tmp.path(), {.schema_version = 7}));
+    ASSERT_EQ(db.schema_version(), 7);
+  }
+  raw_exec(tmp.path(),
+           "INSERT INTO repos (id, path, name, created_at) VALUES (1, '/src/mla', 'mla', 1);"
+           "INSERT INTO commits (id, repo_id, sha, recorded_at) VALUES (1, 1, 'c0ffee', 1);"
+           "INSERT INTO testbeds (id, name, backend, created_at) VALUES (1, 'cpu', 'cpu', 1);"
+           "INSERT INTO runs (id, commit_id, testbed_id, kind, status, started_at) VALUES (5, 1, 1, 'bench', 'ok', 1);"
+           "INSERT INTO run_variants (id, run_id, name, is_baseline) VALUES (9, 5, 'bt32', 1);"
+           "INSERT INTO points (id, key, batch, heads, topk, dtype) VALUES (2, 'b96_h16_k2048_bf16', 96, 16, 2048, 'bf16');"
+           "INSERT INTO points (id, key, batch, heads, topk, dtype, extra_json) "
+           "  VALUES (4, 'b8_h16_k512_fp8', 8, 16, 512, 'fp8', '{\"context_rows\": 8192}');"
+           "INSERT INTO points (id, key, batch, heads, topk, dtype) VALUES (6, 'legacy', NULL, NULL, NULL, '');"
+           "INSERT INTO trials (run_id, variant_id, point_id, trial_no, time_us, steps, tokens_per_s, bytes_per_s, "
+           "  flops_per_s, sm_clock_mhz, throttled) VALUES (5, 9, 2, 1, 41.5, 100, 2313253.0, 4.5e11, 3.2e12, 1755, 0);"
+           "INSERT INTO trials (run_id, variant_id, point_id, trial_no, time_us, steps, tokens_per_s, bytes_per_s, "
+           "  flops_per_s, sm_clock_mhz, throttled) VALUES (5, 9, 2, 2, 40.5, 100, 2370370.0, 4.6e11, 3.3e12, NULL, 1);"
+           "INSERT INTO summaries (run_id, variant_id, point_id, metric, n, median, ci_low, ci_high, stop_reason, "
+           "  computed_at) VALUES (5, 9, 2, 'time_us', 1, 41.5, 41.0, 42.0, 'max_trials', 3);"
+           "INSERT INTO commit_summaries (commit_id, testbed_id, variant, point_id, metric, runs, "
+           "  geomean_of_run_medians, updated_at) VALUES (1, 1, 'bt32', 2, 'time_us', 1, 41.5, 3);");
+  PW_UNWRAP(db, Database::open(tmp.path()));
+  EXPECT_EQ(db.schema_version(), 8);
+  RunReader reader(db);
+
+  // Points: the same ids, the canonical key, the label the API showed, the axes.
+  PW_UNWRAP(p2, reader.point(2));
+  EXPECT_EQ(p2.key, "batch=96,dtype=bf16,heads=16,topk=2048");
+  EXPECT_EQ(p2.label, "C96");
+  EXPECT_EQ(nlohmann::json(p2.axes), nlohmann::json({{"batch", 96}, {"heads", 16}, {"topk", 2048}, {"dtype", "bf16"}}));
+  EXPECT_EQ(p2.axes.begin().key(), "batch") << "the old columns' order";
+  PW_UNWRAP(p4, reader.point(4));
+  EXPECT_EQ(p4.key, "batch=8,context_rows=8192,dtype=fp8,heads=16,topk=512");
+  EXPECT_EQ(p4.label, "C8");
+  EXPECT_EQ(p4.axes["context_rows"], 8192);
+  PW_UNWRAP(p6, reader.point(6));
+  EXPECT_EQ(p6.key, "legacy") << "a point with no axis keeps its key";
+  EXPECT_EQ(p6.label, "legacy");
+  PW_UNWRAP(found, reader.find_point("batch=96,dtype=bf16,heads=16,topk=2048"));
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->id, 2);
+
+  // Trials: every metric, steps, clock and the throttled mark.
+  PW_UNWRAP(trials, reader.trials(5));
+  ASSERT_EQ(trials.size(), 2u);
+  EXPECT_EQ(trials[0].metrics, (std::map<std::string, double>{
+                                   {"time_us", 41.5}, {"tokens_per_s", 2313253.0}, {"bytes_per_s", 4.5e11}, {"flops_per_s", 3.2e12}}));
+  EXPECT_EQ(trials[0].steps, 100);
+  EXPECT_EQ(trials[0].sm_clock_mhz, 1755.0);
+  EXPECT_FALSE(trials[0].throttled);
+  EXPECT_TRUE(trials[1].throttled);
+  EXPECT_FALSE(trials[1].sm_clock_mhz.has_value());
+
+  // Summaries: the judged metric's, marked judged; the run table reads it.
+  PW_UNWRAP(summaries, reader.summaries(5));
+  ASSERT_EQ(summaries.size(), 1u);
+  EXPECT_EQ(summaries[0].metric, "time_us");
+  EXPECT_TRUE(summaries[0].judged);
+  EXPECT_EQ(summaries[0].median, 41.5);
+  EXPECT_EQ(summaries[0].stop_reason, "max_trials");
+  PW_UNWRAP(medians, AnalysisReader(db).run_medians(1, 1, RunKind::kBench));
+  ASSERT_EQ(medians.size(), 1u);
+  EXPECT_EQ(medians[0].median, 41.5);
+
+  // A second metric of the same cell is a row of its own; judging still reads the judged one.
+  PW_ASSERT_OK(AnalysisWriter(db).put_summary(
+      {.run_id = 5, .variant_id = 9, .point_id = 2, .metric = "tokens_per_s", .judged = false, .n = 1, .median = 2313253.0}));
+  PW_UNWRAP(both, reader.summaries(5));
+  EXPECT_EQ(both.size(), 2u);
+  PW_UNWRAP(still, AnalysisReader(db).run_medians(1, 1, RunKind::kBench));
+  ASSERT_EQ(still.size(), 1u);
+  EXPECT_EQ(still[0].median, 41.5);
+  PW_UNWRAP(table, reader.table(5));
+  ASSERT_EQ(table.cells.size(), 1u);
+  ASSERT_TRUE(table.cells[0].summary.has_value());
+  EXPECT_EQ(table.cells[0].summary->metric, "time_us");
+  EXPECT_EQ(table.cells[0].metrics.size(), 2u);
+  EXPECT_EQ(raw_query(tmp.path(), "SELECT count(*) FROM pragma_foreign_key_check"), "0");
 }
 
 TEST(Migrations, NewerDatabaseIsRefused) {
@@ -220,7 +311,7 @@ TEST(Transaction, AFailingStoreCallInsideACallersTransactionUndoesOnlyItself) {
   PW_UNWRAP(trials, reader.trials(run));
   ASSERT_EQ(trials.size(), 2u);
   EXPECT_EQ(trials[0].trial_no, 1);
-  EXPECT_DOUBLE_EQ(trials[0].time_us, 5.0);
+  EXPECT_DOUBLE_EQ(trials[0].metrics.at("time_us"), 5.0);
   EXPECT_EQ(trials[1].trial_no, 3);
 }
 
@@ -236,7 +327,7 @@ TEST(Transaction, InsertTrialsIsAllOrNothing) {
   PW_UNWRAP(p, runs.ensure_point(testing::point_record(1)));
   std::vector<TrialRecord> batch;
   for (int i = 1; i <= 5; ++i) batch.push_back(testing::trial_record(run, v, p, i, 1.0));
-  batch.back().time_us = -1;  // breaks CHECK (time_us > 0)
+  batch.back().metrics["time_us"] = -1;  // refused: every metric must be > 0
   EXPECT_FALSE(runs.insert_trials(batch).has_value());
   EXPECT_EQ(*RunReader(db).trial_count(run), 0);
 }

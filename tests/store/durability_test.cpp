@@ -60,7 +60,7 @@ void insert_then_die(Death death) {
   PW_UNWRAP(db, Database::open_read_only(tmp.path()));
   PW_UNWRAP(trials, RunReader(db).trials(run));
   ASSERT_EQ(trials.size(), 1u);
-  EXPECT_DOUBLE_EQ(trials[0].time_us, 42.0);
+  EXPECT_DOUBLE_EQ(trials[0].metrics.at("time_us"), 42.0);
 }
 
 TEST(Durability, TrialSurvivesExitWithoutClose) { insert_then_die(Death::kExit); }

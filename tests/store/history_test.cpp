@@ -86,7 +86,7 @@ class History : public ::testing::Test {
     ASSERT_TRUE(JobQueue(*db_).enqueue({.repo_id = repo_, .commit_sha = testing::sha_of(5), .branch = "main"}));
   }
 
-  HistoryQuery query(std::string variant = "base", std::string point = "b64_h16_k2048_bf16") {
+  HistoryQuery query(std::string variant = "base", std::string point = "batch=64") {
     HistoryQuery q;
     q.start = {.repo_id = repo_, .branch = "main"};
     q.variant = std::move(variant);
@@ -148,7 +148,7 @@ TEST_F(History, PointHistoryInFirstParentOrderWithInheritanceFlagAndBand) {
 }
 
 TEST_F(History, PointHistoryOfAnotherVariantAndTheErrors) {
-  PW_UNWRAP(h, HistoryReader(*db_).point_history(query("w8", "b1_h16_k2048_bf16")));
+  PW_UNWRAP(h, HistoryReader(*db_).point_history(query("w8", "batch=1")));
   ASSERT_EQ(h.entries.size(), 4u);
   EXPECT_NEAR(h.entries[0].runs[0].median, 100 * 1.15 * 0.1, 1e-9);
   EXPECT_FALSE(h.band.has_value());          // not calibrated: the manifest's default applies
@@ -209,7 +209,7 @@ TEST_F(History, RunTableAndRunAgainstRun) {
   EXPECT_EQ(table.variants.size(), 2u);
   EXPECT_EQ(table.variants[0].name, "base");  // the baseline first
   ASSERT_EQ(table.points.size(), 2u);
-  EXPECT_EQ(table.points[0].key, "b1_h16_k2048_bf16");  // sweep order
+  EXPECT_EQ(table.points[0].key, "batch=1");  // sweep order
   ASSERT_EQ(table.cells.size(), 4u);
   for (const auto& cell : table.cells) {
     EXPECT_TRUE(cell.summary.has_value());

@@ -408,7 +408,7 @@ TEST_F(Queue, KillNineMidRunLosesNoTrialAndRequeuesTheJob) {
   EXPECT_EQ(run.trial_count, 5);
   PW_UNWRAP(trials, reader.trials(run.id));
   ASSERT_EQ(trials.size(), 5u);
-  EXPECT_DOUBLE_EQ(trials[4].time_us, 7.0);
+  EXPECT_DOUBLE_EQ(trials[4].metrics.at("time_us"), 7.0);
 }
 
 }  // namespace

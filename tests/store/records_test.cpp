@@ -170,14 +170,23 @@ TEST_F(RoundTrip, TestbedBuildRunVariantPointCheckTrialSummary) {
   EXPECT_FALSE(w.add_variant({.run_id = run_id, .name = "b2", .is_baseline = true}).has_value());  // second baseline
 
   PointRecord point = testing::point_record(64);
-  point.extra = {{"context_rows", 8192}};
+  point.key = "batch=64,context_rows=8192,mode=fast,scale=0.5";
+  point.axes = {{"batch", 64}, {"mode", "fast"}, {"context_rows", 8192}, {"scale", 0.5}};
   PW_UNWRAP(point_id, w.ensure_point(point));
   point.id = point_id;
   EXPECT_EQ(*r.point(point_id), point);
+  EXPECT_EQ(r.point(point_id)->axes.begin().key(), "batch") << "the axes come back in the order they were given";
+  EXPECT_EQ(nlohmann::json(r.point(point_id)->axes).dump(), R"({"batch":64,"context_rows":8192,"mode":"fast","scale":0.5})");
   EXPECT_EQ(*w.ensure_point(point), point_id);
-  auto other = point;
-  other.heads = 128;
-  EXPECT_EQ(w.ensure_point(other).error().code, ErrorCode::kInvalidArgument);
+  // The same key with another label: the same point, renamed.
+  auto renamed = point;
+  renamed.label = "C64-fast";
+  EXPECT_EQ(*w.ensure_point(renamed), point_id);
+  EXPECT_EQ(r.point(point_id)->label, "C64-fast");
+  auto bad = point;
+  bad.key = "batch=65";
+  bad.axes = nlohmann::ordered_json::array();
+  EXPECT_EQ(w.ensure_point(bad).error().code, ErrorCode::kInvalidArgument);
 
   CheckRecord check{.run_id = run_id, .variant_id = base_id, .point_id = point_id, .status = CheckStatus::kOk,
                     .rel_l2_o = 0.002, .max_abs_lse = 1e-5, .detail = {{"launch", {{"nsplit", 4}}}}};
@@ -289,7 +298,7 @@ TEST_F(RoundTrip, CommitSummaryNoiseBandComparisonFlag) {
   EXPECT_EQ(view.flag, flag);
   EXPECT_EQ(view.sha, testing::sha_of(2));
   EXPECT_EQ(view.subject, "two");
-  EXPECT_EQ(view.point_key, "b8_h16_k2048_bf16");
+  EXPECT_EQ(view.point_key, "batch=8");
   now_ += 5;
   flag.magnitude_rel = 0.13;
   PW_UNWRAP(again, w.raise_flag(flag));
@@ -344,7 +353,7 @@ TEST_F(RoundTrip, ExperimentEvidenceAndRefs) {
   EXPECT_EQ(detail.experiment, e);
   ASSERT_EQ(detail.evidence.size(), 2u);
   EXPECT_EQ(detail.evidence[0].evidence, evidence[1]);  // b1 before b64
-  EXPECT_EQ(detail.evidence[0].point_key, "b1_h16_k2048_bf16");
+  EXPECT_EQ(detail.evidence[0].point_key, "batch=1");
   EXPECT_EQ(detail.evidence[1].evidence, evidence[0]);
 
   // A person concludes; a re-analysis under the same ident keeps the words.

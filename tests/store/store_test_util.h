@@ -58,13 +58,12 @@ inline std::string sha_of(int i) {
   return buffer;
 }
 
+// A point of one axis, "batch" (the canonical key of {"batch": N}).
 inline PointRecord point_record(int batch) {
   PointRecord p;
-  p.key = "b" + std::to_string(batch) + "_h16_k2048_bf16";
-  p.batch = batch;
-  p.heads = 16;
-  p.topk = 2048;
-  p.dtype = "bf16";
+  p.key = "batch=" + std::to_string(batch);
+  p.label = "C" + std::to_string(batch);
+  p.axes = {{"batch", batch}};
   return p;
 }
 
@@ -74,11 +73,8 @@ inline TrialRecord trial_record(RunId run, VariantId variant, PointId point, int
   t.variant_id = variant;
   t.point_id = point;
   t.trial_no = no;
-  t.time_us = time_us;
+  t.metrics = {{"time_us", time_us}, {"tokens_per_s", 1e6 / time_us}};
   t.steps = 10;
-  t.tokens_per_s = 1e6 / time_us;
-  t.bytes_per_s = 1e9;
-  t.flops_per_s = 1e12;
   t.throttled = false;
   return t;
 }

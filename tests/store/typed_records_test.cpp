@@ -72,6 +72,11 @@ TEST(ManifestFacts, VersionOneSaysMetricVariantsPointsBandAndRuns) {
   EXPECT_EQ(f.cells(), 18);
   ASSERT_EQ(f.axes.size(), 4u);
   EXPECT_EQ(f.axes[0], (ManifestAxisFacts{"batch", 6}));
+  // Version 1's four metrics, as the runner translates them.
+  ASSERT_EQ(f.metrics.size(), 4u);
+  EXPECT_EQ(f.metrics[0], (ManifestMetricFacts{"time_us", "us", true}));
+  EXPECT_EQ(f.metrics[1], (ManifestMetricFacts{"tokens_per_s", "tokens/s", false}));
+  EXPECT_EQ(f.unit(), "us");
   EXPECT_DOUBLE_EQ(f.default_band_rel, 0.07);
   EXPECT_EQ(f.runs.per_commit, 4);
   EXPECT_EQ(f.runs.max_per_commit, 10);
@@ -124,6 +129,8 @@ TEST(ManifestFacts, VersionTwoReadsDeclaredMetricsAndNamedAxes) {
   EXPECT_EQ(f.manifest_version, 2);
   EXPECT_EQ(f.metric, "gbps");
   EXPECT_FALSE(f.lower_is_better);
+  EXPECT_EQ(f.metrics, (std::vector<ManifestMetricFacts>{{"time_us", "us", true}, {"gbps", "GB/s", false}}));
+  EXPECT_EQ(f.unit(), "GB/s");
   EXPECT_EQ(f.baseline, "b");
   EXPECT_EQ(f.points, 6);
   EXPECT_EQ(f.cells(), 12);
@@ -221,7 +228,7 @@ TEST_F(TypedRecords, AJobsProgressRoundTrips) {
   p.runs_planned = 6;
   p.point_index = 3;
   p.points = 6;
-  p.point = "b48_h16_k2048_bf16";
+  p.point = "batch=48";
   p.variant = "bt64_w4_s2";
   p.trials = 7;
   p.elapsed_s = 12.5;
@@ -268,14 +275,14 @@ TEST(TypedRecordsMigration, AVersionThreeDatabaseReadsAsTypedRecords) {
     commit = c;
     PW_UNWRAP(tb, RunWriter(db).ensure_testbed({.name = "cpu-1", .backend = Backend::kCpu}));
     testbed = tb;
-    PW_UNWRAP(p, RunWriter(db).ensure_point(testing::point_record(8)));
-    point = p;
+    point = 8;  // version 3's points table, written raw below
     PW_UNWRAP(r, RunWriter(db).start_run({.commit_id = commit, .manifest = manifest_v1()}));
     run = r;
     PW_UNWRAP(j, JobQueue(db).enqueue({.repo_id = repo, .commit_sha = testing::sha_of(1), .branch = "main"}));
     job = j.id;
   }
   // Rows in the old layout and the old words, written raw.
+  raw_exec(tmp.path(), "INSERT INTO points (id, key, batch, heads, topk, dtype) VALUES (8, 'b8_h16_k2048_bf16', 8, 16, 2048, 'bf16')");
   raw_exec(tmp.path(), "INSERT INTO commit_summaries (commit_id, testbed_id, variant, point_id, metric, runs, median, "
                        "ci_low, ci_high, updated_at) VALUES (" + std::to_string(commit) + ", " + std::to_string(testbed) +
                        ", 'base', " + std::to_string(point) + ", 'time_us', 3, 41.25, 40.5, 42.0, 100)");
@@ -283,7 +290,7 @@ TEST(TypedRecordsMigration, AVersionThreeDatabaseReadsAsTypedRecords) {
            "INSERT INTO job_progress (job_id, step, detail_json, updated_at) VALUES (" + std::to_string(job) +
                ", 'run', '{\"commit\": \"" + testing::sha_of(1) + "\", \"of\": \"" + testing::sha_of(0) +
                "\", \"kind\": \"baseline-rerun\", \"purpose\": \"pinned baseline re-run beside c0de000001\", "
-               "\"run\": 2, \"runs_planned\": 3, \"point_index\": 4, \"points\": 6, \"point\": \"b8_h16_k2048_bf16\", "
+               "\"run\": 2, \"runs_planned\": 3, \"point_index\": 4, \"points\": 6, \"point\": \"batch=8\", "
                "\"variant\": \"base\", \"trials\": 9, \"elapsed_s\": 3.25}', 200)");
 
   PW_UNWRAP(db, Database::open(tmp.path()));

@@ -35,8 +35,9 @@ class HistoryStatistic : public ::testing::Test {
     auto testbed = runs.ensure_testbed(tb);
     ASSERT_TRUE(testbed);
     store::PointRecord p;
-    p.key = "b8_h16_k2048_bf16";
-    p.batch = 8;
+    p.key = "batch=8";
+    p.label = "C8";
+    p.axes = {{"batch", 8}};
     auto point = runs.ensure_point(p);
     ASSERT_TRUE(point);
     point_id_ = *point;
@@ -100,7 +101,7 @@ class HistoryStatistic : public ::testing::Test {
 TEST_F(HistoryStatistic, EveryEntryIsTheGeomeanOfRunMedians) {
   HistoryRequest r;
   r.variant = "base";
-  r.point = "b8_h16_k2048_bf16";
+  r.point = "batch=8";  // by its key
   auto view = history_view(*db_, r);
   ASSERT_TRUE(view) << view.error().to_string();
   ASSERT_EQ(view->values.size(), 2u);
@@ -127,7 +128,7 @@ TEST_F(HistoryStatistic, EveryEntryIsTheGeomeanOfRunMedians) {
 
 TEST_F(HistoryStatistic, TheRouteServesTheSameStatistic) {
   web::testing::Running running(web::testing::read_only_options(path_));
-  const json doc = web::testing::get_valid(*running.client, "/api/v1/history?variant=base&point=b8_h16_k2048_bf16",
+  const json doc = web::testing::get_valid(*running.client, "/api/v1/history?variant=base&point=C8",
                                            200, "history");
   ASSERT_EQ(doc["entries"].size(), 2u);
   for (const auto& e : doc["entries"]) EXPECT_NEAR(e["geomean_of_run_medians"].get<double>(), kGeomean, 1e-9);

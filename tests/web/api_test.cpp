@@ -28,8 +28,14 @@ class ApiTest : public ::testing::Test {
   }
   httplib::Client& client() { return *running_->client; }
   const FixtureInfo& info() { return db_->info; }
+  // A point's key ("batch=1") as a query value: '=' and ',' percent-encoded, as a browser does.
+  static std::string encoded(const std::string& value) {
+    std::string out;
+    for (char c : value) out += c == '=' ? "%3D" : c == ',' ? "%2C" : std::string(1, c);
+    return out;
+  }
   std::string history_path(const std::string& variant, const std::string& point, const std::string& extra = "") {
-    return "/api/v1/history?variant=" + variant + "&point=" + point + extra;
+    return "/api/v1/history?variant=" + variant + "&point=" + encoded(point) + extra;
   }
 
   static FixtureDb* db_;
@@ -182,6 +188,10 @@ TEST_F(ApiTest, HistoryHasEveryMeasuredCommitWithBandAndFlag) {
   EXPECT_TRUE(doc["band"]["calibrated"]);
   EXPECT_EQ(doc["band"]["source"], "aa");
   EXPECT_EQ(doc["point"]["label"], "C1");
+  EXPECT_EQ(doc["point"]["axes"], json::parse(R"([{"name": "batch", "value": 1}])"));
+  EXPECT_EQ(doc["unit"], "us");
+  // The same point by its label: the same document.
+  EXPECT_EQ(get_valid(client(), history_path(info().baseline_variant, "C1"), 200, "history"), doc);
   int flagged = 0;
   for (const auto& e : doc["entries"]) {
     EXPECT_TRUE(e["pooled"]);
@@ -215,9 +225,16 @@ TEST_F(ApiTest, HistoryOfAnUncalibratedVariantUsesTheDefaultBand) {
 }
 
 TEST_F(ApiTest, HistoryRejectsBadParameters) {
-  expect_error(client(), "/api/v1/history?point=" + info().point_keys[0], 400, "bad_parameter", "variant");
+  expect_error(client(), "/api/v1/history?point=" + encoded(info().point_keys[0]), 400, "bad_parameter", "variant");
   expect_error(client(), "/api/v1/history?variant=" + info().baseline_variant, 400, "bad_parameter", "point");
   expect_error(client(), history_path(info().baseline_variant, "b7_nope"), 404, "not_found", "point");
+  {
+    // An unknown point is an error that lists the labels people can use.
+    auto res = client().Get(history_path(info().baseline_variant, "C7").c_str());
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, 404);
+    EXPECT_NE(res->body.find("C1, C8"), std::string::npos) << res->body;
+  }
   expect_error(client(), history_path(info().baseline_variant, info().point_keys[0], "&limit=0"), 400, "bad_parameter", "limit");
   expect_error(client(), history_path(info().baseline_variant, info().point_keys[0], "&limit=99999"), 400, "bad_parameter", "limit");
   expect_error(client(), history_path(info().baseline_variant, info().point_keys[0], "&testbed=x"), 400, "bad_parameter", "testbed");
@@ -235,10 +252,12 @@ TEST_F(ApiTest, RunTableHasEveryCellWithDeltas) {
   EXPECT_EQ(doc["manifest"]["baseline"], info().baseline_variant);
   EXPECT_EQ(doc["manifest"]["cells"], 18);
   EXPECT_EQ(doc["manifest"]["metric"], "time_us");
+  ASSERT_EQ(doc["manifest"]["metrics"].size(), 2u);
+  EXPECT_EQ(doc["manifest"]["metrics"][1], json({{"name", "tokens_per_s"}, {"unit", "tokens/s"}, {"lower_is_better", false}}));
   ASSERT_EQ(doc["cells"].size(), 18u);
   for (const auto& c : doc["cells"]) {
     EXPECT_EQ(c["trials"], 5);
-    EXPECT_GT(c["tokens_per_s"].get<double>(), 0);
+    EXPECT_GT(c["metrics"]["time_us"]["median"].get<double>(), 0);  // every summarised metric, by name
     EXPECT_EQ(c["summary"]["n"], 5);
     if (c["variant"] == info().baseline_variant) {
       EXPECT_TRUE(c["delta_vs_baseline"].is_null());
@@ -308,7 +327,7 @@ TEST_F(ApiTest, FlagsFilterByStateKindAndPoint) {
   EXPECT_EQ(open["flags"].size() + 1, any["flags"].size());
   EXPECT_EQ(any["flags"].size(), 36u);  // 18 at the slowdown, 18 at its revert
 
-  auto regressions = get_valid(client(), "/api/v1/flags?kind=regression&point=" + info().point_keys[0], 200, "flags");
+  auto regressions = get_valid(client(), "/api/v1/flags?kind=regression&point=" + encoded(info().point_keys[0]), 200, "flags");
   ASSERT_EQ(regressions["flags"].size(), 3u);
   for (const auto& f : regressions["flags"]) {
     EXPECT_EQ(f["kind"], "regression");
@@ -323,7 +342,10 @@ TEST_F(ApiTest, FlagsFilterByStateKindAndPoint) {
   EXPECT_EQ(of_commit["flags"].size(), 18u);
 
   expect_error(client(), "/api/v1/flags?state=closed", 400, "bad_parameter", "state");
-  expect_error(client(), "/api/v1/flags?point=b3_h1", 400, "bad_parameter", "point");
+  expect_error(client(), "/api/v1/flags?point=b3_h1", 404, "not_found", "point");
+  // A label names the point too.
+  auto by_label = get_valid(client(), "/api/v1/flags?kind=regression&point=C1", 200, "flags");
+  EXPECT_EQ(by_label["flags"], regressions["flags"]);
 }
 
 TEST_F(ApiTest, OneFlagWithItsComparison) {

@@ -99,8 +99,9 @@ class Builder {
                                             "mla-kernels", 0}));
     testbed_ = must(runs.ensure_testbed({0, "fixture-cpu", "fixture-host", Backend::kCpu, "fixture CPU", 0}));
     for (auto b : spec_.batches) {
-      std::string key = "b" + std::to_string(b) + "_h16_k2048_bf16";
-      PointId id = must(runs.ensure_point({0, key, b, 16, 2048, "bf16", json::object()}));
+      // One axis, batch: the web's readers know no axis by name.
+      std::string key = "batch=" + std::to_string(b);
+      PointId id = must(runs.ensure_point({0, key, "C" + std::to_string(b), nlohmann::ordered_json{{"batch", b}}}));
       points_.push_back({id, b});
       info_.point_keys.push_back(key);
     }
@@ -181,12 +182,14 @@ class Builder {
     json variants = json::array();
     for (std::size_t i = 0; i < spec_.variants.size(); ++i)
       variants.push_back({{"name", spec_.variants[i]}, {"params", params_of(spec_.variants[i])}, {"baseline", i == 0}});
-    return {{"schema_version", 1},
-            {"metric", {{"name", "time_us"}, {"direction", "lower_is_better"}}},
+    return {{"schema_version", 2},
+            {"metrics", {{{"name", "time_us"}, {"unit", "us"}, {"direction", "lower_is_better"}},
+                         {{"name", "tokens_per_s"}, {"unit", "tokens/s"}, {"direction", "higher_is_better"}}}},
+            {"metric", "time_us"},
             {"noise", {{"default_band", 0.05}}},
             {"runs", {{"per_commit", spec_.runs_per_commit}}},
             {"variants", variants},
-            {"sweep", {{"batch", spec_.batches}, {"heads", {16}}, {"topk", {2048}}, {"dtype", {"bf16"}}}}};
+            {"sweep", {{"axes", {{"batch", spec_.batches}}}, {"label", "C{batch}"}}}};
   }
 
   double band_of(const std::string& variant) const { return variant == info_.baseline_variant ? 0.03 : 0.05; }
@@ -289,11 +292,8 @@ class Builder {
             tr.variant_id = vid;
             tr.point_id = pid;
             tr.trial_no = t;
-            tr.time_us = time_us;
+            tr.metrics = {{"time_us", time_us}, {"tokens_per_s", static_cast<double>(batch) / time_us * 1e6}};
             tr.steps = 100;
-            tr.tokens_per_s = static_cast<double>(batch) / time_us * 1e6;
-            tr.bytes_per_s = 4.0e9;
-            tr.flops_per_s = 1.0e12;
             trials.push_back(tr);
             wall_s += time_us * 100 / 1e6;
           }
@@ -532,11 +532,9 @@ class Builder {
       tr.variant_id = variants.at(info_.baseline_variant);
       tr.point_id = pid;
       tr.trial_no = t;
-      tr.time_us = model_time_us(info_.baseline_variant, batch);
+      const double time_us = model_time_us(info_.baseline_variant, batch);
+      tr.metrics = {{"time_us", time_us}, {"tokens_per_s", static_cast<double>(batch) / time_us * 1e6}};
       tr.steps = 100;
-      tr.tokens_per_s = static_cast<double>(batch) / tr.time_us * 1e6;
-      tr.bytes_per_s = 4.0e9;
-      tr.flops_per_s = 1.0e12;
       trials.push_back(tr);
     }
     must(RunWriter(db_).insert_trials(trials));

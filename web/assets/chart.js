@@ -124,7 +124,8 @@ export function drawHistory(container, history, {width, height, onPick}) {
         values: (u, splits) => splits.map((v) => (Number.isInteger(v) && entries[v] ? entries[v].short_sha.slice(0, 7) : '')),
         space: 60,
       },
-      {label: history.metric + (history.lower_is_better ? ' (lower is better)' : ' (higher is better)'), size: 70},
+      {label: history.metric + ' (' + (history.unit || history.metric) + ', ' +
+        (history.lower_is_better ? 'lower is better' : 'higher is better') + ')', size: 70},
     ],
     series: [
       {label: 'commit', value: (u, v) => (v === null || !entries[v] ? '–' : entries[v].short_sha + ' ' + entries[v].subject)},

@@ -37,8 +37,10 @@ export function date(unix) {
   return new Date(unix * 1000).toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
 }
 
-export function metricUnit(metric) {
-  return metric === 'time_us' ? 'µs per step' : metric;
+// A metric as the documents declare it: its unit (the manifest's, e.g.
+// 'tokens/s'), else its name. perfwatch knows no metric by name.
+export function metricUnit(metric, unit) {
+  return unit || metric;
 }
 
 // The verdict's meaning for a change: which CSS class colours it.

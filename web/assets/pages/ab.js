@@ -15,7 +15,7 @@ export async function ab(ctx) {
   }}, el('label', {}, 'commit ', el('input', {name: 'commit', value: doc.commit.sha.slice(0, 12), size: 14, pattern: '[0-9a-fA-F]{4,64}'})),
   ' ', el('button', {type: 'submit', text: 'Show'}));
 
-  const unit = fmt.metricUnit(doc.metric) + (doc.lower_is_better ? ', lower is better' : ', higher is better');
+  const unit = fmt.metricUnit(doc.metric, doc.unit) + (doc.lower_is_better ? ', lower is better' : ', higher is better');
   const header1 = [{text: 'Point', scope: 'col'}, {text: 'baseline', scope: 'col'}];
   const header2 = [{text: ''}, {text: doc.baseline.name}];
   for (const c of doc.candidates) {

@@ -126,7 +126,7 @@ export async function commit(ctx) {
   // replaceChildren writes a null as the text "null": the sections left out are filtered.
   ctx.root.replaceChildren(...[
     header,
-    section('Variants × sweep points (' + fmt.metricUnit(doc.metric) + ': geomean of run medians; change vs the previous measured commit)',
+    section('Variants × sweep points (' + fmt.metricUnit(doc.metric, doc.unit) + ': geomean of run medians; change vs the previous measured commit)',
       changeTable(doc),
       el('p', {class: 'legend'}, el('span', {class: 'cell v-regression', text: 'regression'}), ' ',
         el('span', {class: 'cell v-improvement', text: 'improvement'}), ' ',
