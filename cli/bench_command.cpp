@@ -77,8 +77,8 @@ int run_bench(const GlobalOptions& global, const BenchArgs& args) {
     print_text("\n" + outcome->sha.substr(0, 10) + " " + commit.subject + "\nmeasured on " + backend + ": " + device +
                "; median of trials with its distribution-free 95% CI; one run (one process)\n\n" + views::run_text(*view));
   }
-  if (outcome->message.rfind("store_failed: ", 0) == 0) return kExitStoreError;
   switch (outcome->status) {
+    case store::RunStatus::kStoreFailed: return kExitStoreError;
     case store::RunStatus::kOk: return kExitOk;
     case store::RunStatus::kBuildFailed: return kExitBuildFailed;
     default: return kExitRunFailed;

@@ -23,9 +23,7 @@ store::RunStatus to_store_status(runner::RunStatus status) {
     case runner::RunStatus::kTimedOut: return store::RunStatus::kTimeout;
     case runner::RunStatus::kProtocolError: return store::RunStatus::kProtocolError;
     case runner::RunStatus::kStopped: return store::RunStatus::kCutOff;
-    // runs.status has no store_failed (its CHECK predates it): failed, and
-    // the message starts with "store_failed: ".
-    case runner::RunStatus::kStoreFailed:
+    case runner::RunStatus::kStoreFailed: return store::RunStatus::kStoreFailed;
     case runner::RunStatus::kFailed:
     case runner::RunStatus::kFailedToStart: return store::RunStatus::kFailed;
   }
@@ -254,11 +252,9 @@ Result<BenchOutcome> bench_commit(store::Database& db, const BenchOptions& optio
   out.testbed = sink.testbed();
   out.trials = result.trials;
   out.wall_s = result.wall_s;
-  if (result.status == runner::RunStatus::kStoreFailed) {
-    out.message = "store_failed: " + out.message;
-  } else if (!sink.status()) {
-    out.status = store::RunStatus::kFailed;
-    out.message = "store_failed: storing the run failed: " + sink.status().error().to_string() +
+  if (result.status != runner::RunStatus::kStoreFailed && !sink.status()) {
+    out.status = store::RunStatus::kStoreFailed;
+    out.message = "storing the run failed: " + sink.status().error().to_string() +
                   (out.message.empty() ? "" : "; " + out.message);
   }
   store::RunOutcome o;

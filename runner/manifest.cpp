@@ -127,7 +127,8 @@ Result<Manifest> parse_manifest_text(std::string_view text, const std::string& w
   nlohmann::ordered_json ordered = nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (ordered.is_discarded()) {
     try {
-      (void)nlohmann::ordered_json::parse(text);  // again, for the parser's message: where and what
+      const auto again = nlohmann::ordered_json::parse(text);  // again, for the parser's message: where and what
+      (void)again;
     } catch (const json::exception& e) {
       return fail(invalid_argument(where, std::string("not valid JSON: ") + e.what()));
     }

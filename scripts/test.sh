@@ -19,7 +19,9 @@ ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
 # UndefinedBehaviorSanitizer, in a build folder of their own (without CUDA:
 # nvcc's host code is not what this checks). Any report fails the step.
 # Left out: the browser test (chromium and node are not ours to instrument;
-# the server it drives is exercised by web_test here), the `slow` test
+# the server it drives is exercised by web_test here), the `e2e` tests (the
+# three ways in: minutes of real benches whose perfwatch side the other daemon
+# and CLI tests cover under the sanitizers), the `slow` test
 # (daemon_kernel_test configures and builds kernels/ from scratch: 15 min
 # un-instrumented), the `kit` tests (Python only, no C++ of ours runs), and
 # the kernels' tests: their code is compiled -O3 with its own flags, runs on
@@ -47,5 +49,5 @@ if [[ "${PERFWATCH_SANITIZE:-1}" != 0 ]]; then
   cmake --build "$san"
   ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1 \
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    ctest --test-dir "$san" --output-on-failure -j "$(nproc)" -LE 'slow|kit' -E '^web_browser_test$'
+    ctest --test-dir "$san" --output-on-failure -j "$(nproc)" -LE 'slow|kit|e2e' -E '^web_browser_test$'
 fi

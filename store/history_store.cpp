@@ -319,7 +319,8 @@ Result<StoreMetrics> HistoryReader::metrics() {
                    JobState::kSkipped, JobState::kGaveUp})
       m.jobs_by_state[s] = 0;
     for (auto s : {RunStatus::kRunning, RunStatus::kOk, RunStatus::kBuildFailed, RunStatus::kCrashed,
-                   RunStatus::kTimeout, RunStatus::kProtocolError, RunStatus::kCutOff, RunStatus::kFailed})
+                   RunStatus::kTimeout, RunStatus::kProtocolError, RunStatus::kCutOff, RunStatus::kFailed,
+                   RunStatus::kStoreFailed})
       m.runs_by_status[s] = 0;
     {
       Query q(db_, "SELECT state, count(*) AS n FROM jobs GROUP BY state");

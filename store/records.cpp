@@ -15,14 +15,15 @@ constexpr Words<BuildStatus, 3> kBuildStatus{{
 constexpr Words<Backend, 2> kBackend{{{Backend::kCpu, "cpu"}, {Backend::kCuda, "cuda"}}};
 constexpr Words<RunKind, 3> kRunKind{{
     {RunKind::kBench, "bench"}, {RunKind::kNoise, "noise"}, {RunKind::kBaselineRerun, "baseline-rerun"}}};
-constexpr Words<RunStatus, 8> kRunStatus{{{RunStatus::kRunning, "running"},
+constexpr Words<RunStatus, 9> kRunStatus{{{RunStatus::kRunning, "running"},
                                           {RunStatus::kOk, "ok"},
                                           {RunStatus::kBuildFailed, "build_failed"},
                                           {RunStatus::kCrashed, "crashed"},
                                           {RunStatus::kTimeout, "timeout"},
                                           {RunStatus::kProtocolError, "protocol_error"},
                                           {RunStatus::kCutOff, "cut_off"},
-                                          {RunStatus::kFailed, "failed"}}};
+                                          {RunStatus::kFailed, "failed"},
+                                          {RunStatus::kStoreFailed, "store_failed"}}};
 constexpr Words<VariantStatus, 2> kVariantStatus{{{VariantStatus::kOk, "ok"}, {VariantStatus::kInfeasible, "infeasible"}}};
 constexpr Words<CheckStatus, 4> kCheckStatus{{{CheckStatus::kOk, "ok"},
                                               {CheckStatus::kIncorrect, "incorrect"},

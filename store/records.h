@@ -40,6 +40,7 @@ enum class RunStatus {
   kProtocolError,  // the bench wrote a line that is not valid protocol
   kCutOff,         // the daemon was killed while the run was in progress
   kFailed,         // anything else that stopped it
+  kStoreFailed,    // the store refused a write (disk full, I/O error): ended at once, the error in its message
 };
 enum class VariantStatus { kOk, kInfeasible };
 enum class CheckStatus { kOk, kIncorrect, kInfeasible, kUnknown };

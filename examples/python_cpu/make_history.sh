@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make_history.sh DEST: makes a git repo at DEST that replays a short tuning history of the CPU
+# make_history.sh DEST [PATCH]: makes a git repo at DEST that replays a short tuning history of the CPU
 # example, with one planted slowdown, for an end-to-end test of perfwatch (or to try it by hand):
 #
 #   1 baseline   the example as it is here, the kit vendored beside the bench (as a user does)
@@ -9,16 +9,20 @@
 #                CPython); every variant at every point is slower, and still correct
 #   4 comment    a comment in bench.py: inside the paths, measured, no change in speed
 #
+# PATCH replaces planted_slowdown.patch as step 3 (tests/cli's end-to-end test plants a much
+# larger slowdown, so that a loaded CI machine cannot hide it).
 # Prints "<step> <sha>" per commit on stdout. Author and committer dates are fixed, so the same
 # sources give the same shas.
 set -euo pipefail
 
-if [[ $# -ne 1 ]]; then
-  echo "usage: make_history.sh DEST" >&2
+if [[ $# -lt 1 || $# -gt 2 ]]; then
+  echo "usage: make_history.sh DEST [PATCH]" >&2
   exit 2
 fi
 dest=$1
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+patch=$(cd "$(dirname "${2:-$here/planted_slowdown.patch}")" && pwd)/$(basename "${2:-planted_slowdown.patch}")
+[[ -f $patch ]] || { echo "make_history.sh: no patch at $patch" >&2; exit 2; }
 kit=$here/../../kit/perfwatch_bench.py
 if [[ -e $dest ]]; then
   echo "make_history.sh: $dest exists; give a new path" >&2
@@ -55,7 +59,7 @@ echo "Run it: python3 bench.py < plan.jsonl, or perfwatch watch --repo ." >> REA
 git add README.md
 commit docs "docs: how to run the bench"
 
-git apply "$here/planted_slowdown.patch"
+git apply "$patch"
 git add attention.py
 commit slowdown "scores_of: exactly rounded dot products (math.fsum)"
 

@@ -186,7 +186,7 @@ TEST_F(CliTest, AGivenUpCommitIsListedAndRequeuedThenMeasured) {
     auto db = store::Database::open(dir_ / "pw.db");
     ASSERT_TRUE(db.has_value()) << db.error().to_string();
     const auto canonical = std::filesystem::canonical(repo_.path());  // as `watch` records it
-    auto repo_id = store::RepoWriter(*db).ensure_repo({.path = canonical.string(), .name = canonical.filename().string()});
+    auto repo_id = store::RepoWriter(*db).ensure_repo({.path = canonical.string(), .url = "", .name = canonical.filename().string()});
     ASSERT_TRUE(repo_id.has_value());
     store::JobQueue q(*db);
     ASSERT_TRUE(q.enqueue({.repo_id = *repo_id, .commit_sha = a, .branch = "main"}).has_value());

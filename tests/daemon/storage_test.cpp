@@ -76,8 +76,7 @@ TEST_F(StorageTest, ARunWhoseTrialsCannotBeStoredStopsAtOnceAndSaysDiskFull) {
   auto out = bench_commit(*db, o, reporter);
   ASSERT_GE(reporter.reports, 1);
   if (out) {
-    EXPECT_EQ(out->status, store::RunStatus::kFailed);
-    EXPECT_THAT(out->message, HasSubstr("store_failed: "));
+    EXPECT_EQ(out->status, store::RunStatus::kStoreFailed);
     EXPECT_THAT(out->message, HasSubstr("disk full"));
     EXPECT_LT(out->trials, 20);
   } else {

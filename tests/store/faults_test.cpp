@@ -112,7 +112,7 @@ class Tmpfs {
 };
 
 TEST(Faults, AFullDiskIsNamedInTheError) {
-  Tmpfs disk("600k");
+  Tmpfs disk("2m");  // room for the schema (nine migrations, their WAL) and then some
   if (!disk.mounted()) GTEST_SKIP() << "cannot mount a tmpfs here (needs root)";
   PW_UNWRAP(db, Database::open(disk / "perfwatch.db"));
   RepoWriter repos(db);

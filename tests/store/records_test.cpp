@@ -4,6 +4,7 @@
 
 #include "store/analysis_store.h"
 #include "store/experiment_store.h"
+#include "store/migrations.h"
 #include "store/queue_store.h"
 #include "store/repo_store.h"
 #include "store/run_store.h"
@@ -387,6 +388,44 @@ TEST_F(RoundTrip, Job) {
                      .kind = JobKind::kNoise, .state = JobState::kQueued, .priority = 5, .options = {{"runs", 6}},
                      .enqueued_at = now_};
   EXPECT_EQ(*r.job(enq.id), expected);
+}
+
+// Version 9 gives a run whose results could not be stored a status of its
+// own; runs of version 8 marked so in their message move to it, every row
+// and what refers to it kept.
+TEST(RunMigration, StoreFailedRunsOfVersion8GetTheirOwnStatusAndEveryRowIsKept) {
+  TempDbPath tmp;
+  RunId store_failed = 0, failed = 0;
+  VariantId variant = 0;
+  {
+    PW_UNWRAP(db, Database::open(tmp.path(), {.schema_version = 8}));
+    PW_UNWRAP(repo, RepoWriter(db).ensure_repo({.path = "/r", .name = "r"}));
+    PW_UNWRAP(commit, RepoWriter(db).put_commit({.repo_id = repo, .sha = testing::sha_of(1)}));
+    PW_UNWRAP(a, RunWriter(db).start_run({.commit_id = commit, .purpose = "run 1 of 3"}));
+    PW_UNWRAP(b, RunWriter(db).start_run({.commit_id = commit, .purpose = "run 2 of 3"}));
+    store_failed = a;
+    failed = b;
+    PW_UNWRAP(v, RunWriter(db).add_variant({.run_id = a, .name = "base", .is_baseline = true}));
+    variant = v;
+    ASSERT_TRUE(RunWriter(db)
+                    .finish_run(a, {.status = RunStatus::kFailed, .message = "store_failed: disk full: insert a trial"})
+                    .has_value());
+    ASSERT_TRUE(RunWriter(db).finish_run(b, {.status = RunStatus::kFailed, .message = "the bench failed"}).has_value());
+  }
+  PW_UNWRAP(db, Database::open(tmp.path()));
+  EXPECT_EQ(db.schema_version(), latest_schema_version());
+  PW_UNWRAP(a, RunReader(db).run(store_failed));
+  EXPECT_EQ(a.status, RunStatus::kStoreFailed);
+  EXPECT_EQ(a.message, "store_failed: disk full: insert a trial");
+  EXPECT_EQ(a.purpose, "run 1 of 3");
+  EXPECT_EQ(RunReader(db).run(failed)->status, RunStatus::kFailed);
+  PW_UNWRAP(variants, RunReader(db).variants(store_failed));
+  ASSERT_EQ(variants.size(), 1u);
+  EXPECT_EQ(variants[0].id, variant);
+  // The rebuilt table takes the new status, and its CHECK still refuses others.
+  PW_UNWRAP(c, RunWriter(db).start_run({.commit_id = a.commit_id}));
+  EXPECT_TRUE(RunWriter(db).finish_run(c, {.status = RunStatus::kStoreFailed, .message = "disk full"}).has_value());
+  EXPECT_EQ(RunReader(db).run(c)->status, RunStatus::kStoreFailed);
 }
 
 }  // namespace

@@ -128,8 +128,12 @@ TEST_F(CliMatchesApi, JobsAndWebhooks) {
       m.body = {{"event", "regression"}, {"text", "perfwatch: regression"}};
       auto added = out.add(m);
       ASSERT_TRUE(added.has_value()) << added.error().to_string();
-      if (i == 0) ASSERT_TRUE(out.delivered(added->id).has_value());
-      if (i == 1) ASSERT_TRUE(out.attempt_failed(added->id, "POST answered 500", std::nullopt).has_value());
+      if (i == 0) {
+        ASSERT_TRUE(out.delivered(added->id).has_value());
+      }
+      if (i == 1) {
+        ASSERT_TRUE(out.attempt_failed(added->id, "POST answered 500", std::nullopt).has_value());
+      }
     }
   }
   same("query webhooks --json", "/api/v1/webhooks", "webhooks");

@@ -28,7 +28,7 @@ struct QueueDb {
   QueueDb() {
     auto db = store::Database::open(path);
     if (!db) throw std::runtime_error(db.error().to_string());
-    auto repo = store::RepoWriter(*db).ensure_repo({.path = "/src/kernels", .name = "kernels"});
+    auto repo = store::RepoWriter(*db).ensure_repo({.path = "/src/kernels", .url = "", .name = "kernels"});
     if (!repo) throw std::runtime_error(repo.error().to_string());
     for (const auto& sha : {kSha, kOtherSha}) {
       store::CommitRecord c;
