@@ -254,6 +254,15 @@ class Db {
     auto r = rows(sql, bind);
     return r.empty() || r[0] == "NULL" ? 0 : std::stoll(r[0]);
   }
+  // As count, while perfwatch may still be creating the database: a table
+  // not there yet counts nothing.
+  long long count_so_far(const std::string& sql, std::optional<long long> bind = std::nullopt) const {
+    try {
+      return count(sql, bind);
+    } catch (const std::runtime_error&) {
+      return 0;
+    }
+  }
 
  private:
   sqlite3* db_ = nullptr;
@@ -390,7 +399,7 @@ class Killer {
           delay_ms = static_cast<int>(unit(rng_) * 250);
         } else if (stage == "bench") {
           Db db(db_path);
-          if (db.ok() && db.count("SELECT count(*) FROM runs r WHERE r.status = 'running' AND r.owner_pid = ?1 AND "
+          if (db.ok() && db.count_so_far("SELECT count(*) FROM runs r WHERE r.status = 'running' AND r.owner_pid = ?1 AND "
                                   "EXISTS (SELECT 1 FROM trials t WHERE t.run_id = r.id)",
                                   d.pid) > 0)
             delay_ms = static_cast<int>(unit(rng_) * 300);
@@ -428,9 +437,10 @@ class Killer {
     }
     Db db(db_path);
     if (db.ok()) {
-      const long long running = db.count("SELECT count(*) FROM runs WHERE status = 'running' AND owner_pid = ?1", d.pid);
+      const long long running =
+          db.count_so_far("SELECT count(*) FROM runs WHERE status = 'running' AND owner_pid = ?1", d.pid);
       if (running > 0) {
-        const long long trials = db.count(
+        const long long trials = db.count_so_far(
             "SELECT count(*) FROM trials t JOIN runs r ON r.id = t.run_id WHERE r.status = 'running' AND r.owner_pid = ?1",
             d.pid);
         return trials > 0 ? "bench running, trials stored" : "bench starting";
@@ -468,9 +478,14 @@ int requeue_given_up(const Options& o, const fs::path& db_path, const fs::path& 
   Db db(db_path);
   if (!db.ok()) return 0;
   int n = 0;
-  for (const auto& sha :
-       db.rows("SELECT DISTINCT commit_sha FROM jobs j WHERE state = 'gave_up' AND NOT EXISTS (SELECT 1 FROM jobs k "
-               "WHERE k.commit_sha = j.commit_sha AND k.state IN ('queued', 'running', 'done'))")) {
+  std::vector<std::string> given_up;
+  try {
+    given_up = db.rows("SELECT DISTINCT commit_sha FROM jobs j WHERE state = 'gave_up' AND NOT EXISTS (SELECT 1 FROM jobs k "
+               "WHERE k.commit_sha = j.commit_sha AND k.state IN ('queued', 'running', 'done'))");
+  } catch (const std::runtime_error&) {
+    return 0;  // killed while it created the database: nothing to re-queue yet
+  }
+  for (const auto& sha : given_up) {
     sh(h.repo, shell_quote(o.perfwatch) + " --db " + shell_quote(db_path.string()) + " --state-dir " +
                    shell_quote(state.string()) + " jobs requeue " + sha + " --by fault_kill_bench");
     ++n;
@@ -578,7 +593,7 @@ Totals measure(const Options& o, const fs::path& work) {
         break;
       }
       Db check(db);
-      const long long gave_up_left = check.count(
+      const long long gave_up_left = check.count_so_far(
           "SELECT count(*) FROM jobs j WHERE state = 'gave_up' AND NOT EXISTS (SELECT 1 FROM jobs k "
           "WHERE k.commit_sha = j.commit_sha AND k.state IN ('queued', 'running', 'done'))");
       if (gave_up_left == 0) break;
