@@ -5,7 +5,10 @@
 // values, comparisons and flags, noise bands.
 #pragma once
 
+#include <cctype>
 #include <cstdint>
+#include <cstdio>
+#include <string>
 
 #include "fixture_builder.h"
 
@@ -22,6 +25,22 @@ inline web::testing::FixtureSpec history_fixture_spec(int commits = 1000, int po
   spec.story = false;
   spec.verbose = true;
   return spec;
+}
+
+// `text` as a query parameter's value: a point's key is "batch=2,dtype=bf16,...",
+// whose '=' and ',' must reach the server as data.
+inline std::string query_value(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      char hex[4];
+      std::snprintf(hex, sizeof hex, "%%%02X", c);
+      out += hex;
+    }
+  }
+  return out;
 }
 
 }  // namespace perfwatch::benchmarks

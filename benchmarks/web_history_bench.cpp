@@ -154,7 +154,7 @@ int main(int argc, char** argv) {
 
   auto history = [&](int limit) {
     return [&, limit](int i) {
-      return "/api/v1/history?variant=" + variant + "&point=" + points[static_cast<std::size_t>(i) % points.size()] +
+      return "/api/v1/history?variant=" + variant + "&point=" + perfwatch::benchmarks::query_value(points[static_cast<std::size_t>(i) % points.size()]) +
              "&limit=" + std::to_string(limit);
     };
   };

@@ -445,7 +445,7 @@ int main(int argc, char** argv) {
     auto doc = nlohmann::json::parse(series->body);
     std::string variant = doc["variants"][0]["name"];
     for (const auto& p : doc["points"])
-      history_paths.push_back("/api/v1/history?variant=" + variant + "&point=" + p["key"].get<std::string>() +
+      history_paths.push_back("/api/v1/history?variant=" + variant + "&point=" + perfwatch::benchmarks::query_value(p["key"].get<std::string>()) +
                               "&limit=" + std::to_string(o.limit));
   }
 
