@@ -25,6 +25,14 @@ export function append(node, children) {
   return node;
 }
 
+// A page's content, replacing what was there. Children are as append()'s:
+// a section left out (null, undefined, false) is skipped, where
+// Element.replaceChildren would write it as the text "null".
+export function show(root, ...children) {
+  root.replaceChildren();
+  return append(root, children);
+}
+
 // A link inside the dashboard: `route` is a path like "/commit/<sha>" and
 // `params` an object of query values (arrays repeat the key).
 export function route(path, params = {}) {

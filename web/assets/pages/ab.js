@@ -2,7 +2,7 @@
 // users lay out their tables: per point (C1, C8, ... C96) the baseline, each
 // candidate and its delta, coloured by the experiment's verdict at that point.
 import * as api from '../api.js';
-import {badge, commitLink, el, message, route, section, table} from '../dom.js';
+import {badge, commitLink, el, message, route, section, show, table} from '../dom.js';
 import * as fmt from '../format.js';
 
 export async function ab(ctx) {
@@ -38,7 +38,7 @@ export async function ab(ctx) {
     el('span', {text: c.experiment.hypothesis}), c.experiment.conclusion ? el('em', {text: ' — ' + c.experiment.conclusion}) : null,
     ' ', el('a', {href: route('/experiments', {id: c.experiment.id}), text: 'evidence'})));
 
-  ctx.root.replaceChildren(
+  show(ctx.root,
     el('h1', {}, 'A/B at ', commitLink(doc.commit.sha), ' ', el('span', {class: 'subject', text: doc.commit.subject})),
     form,
     doc.rows.length

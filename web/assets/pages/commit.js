@@ -3,7 +3,7 @@
 // (within noise greyed), its flags (acknowledge with the token), experiments,
 // and its jobs (a job given up on can be re-queued with the token).
 import * as api from '../api.js';
-import {badge, commitLink, el, link, message, route, section, table} from '../dom.js';
+import {badge, commitLink, el, link, message, route, section, show, table} from '../dom.js';
 import * as fmt from '../format.js';
 
 function cellOf(doc, variant, pointId) {
@@ -123,8 +123,7 @@ export async function commit(ctx) {
       el('a', {href: route('/experiments', {id: x.id}), text: x.hypothesis || '(no hypothesis)'}))))
     : message('info', 'No experiment refers to this commit.');
 
-  // replaceChildren writes a null as the text "null": the sections left out are filtered.
-  ctx.root.replaceChildren(...[
+  show(ctx.root,
     header,
     section('Variants × sweep points (' + fmt.metricUnit(doc.metric, doc.unit) + ': geomean of run medians; change vs the previous measured commit)',
       changeTable(doc),
@@ -137,6 +136,5 @@ export async function commit(ctx) {
     section('Runs', runs, builds),
     section('Jobs', jobsTable(doc, health.writes, reload)),
     doc.annotations.length ? section('Notes', el('ul', {}, doc.annotations.map((a) =>
-      el('li', {}, el('span', {text: a.text}), el('span', {class: 'muted', text: ' — ' + a.author + ', ' + fmt.date(a.at)}))))) : null,
-  ].filter((n) => n !== null));
+      el('li', {}, el('span', {text: a.text}), el('span', {class: 'muted', text: ' — ' + a.author + ', ' + fmt.date(a.at)}))))) : null);
 }

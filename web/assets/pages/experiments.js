@@ -2,7 +2,7 @@
 // verdict, a parameter such as num_warps=8 -- and see each verdict with the
 // evidence behind it, point by point.
 import * as api from '../api.js';
-import {badge, commitLink, el, message, route, table} from '../dom.js';
+import {badge, commitLink, el, message, route, show, table} from '../dom.js';
 import * as fmt from '../format.js';
 
 const VERDICTS = ['', 'rejected', 'no_effect', 'mixed', 'accepted', 'pending'];
@@ -42,7 +42,7 @@ export async function experiments(ctx) {
   const id = ctx.params.get('id');
   if (id) {
     const x = await api.get('/api/v1/experiments/' + encodeURIComponent(id), {}, ctx.signal);
-    ctx.root.replaceChildren(el('h1', {text: 'Experiment #' + x.id}), el('p', {}, el('a', {href: route('/experiments'), text: '← all experiments'})), card(x));
+    show(ctx.root, el('h1', {text: 'Experiment #' + x.id}), el('p', {}, el('a', {href: route('/experiments'), text: '← all experiments'})), card(x));
     return;
   }
   const q = ctx.params.get('q') || '';
@@ -70,7 +70,7 @@ export async function experiments(ctx) {
   const pager = el('p', {class: 'pager'},
     offset > 0 ? el('a', {href: route('/experiments', {...here, offset: Math.max(0, offset - PAGE)}), text: '← previous'}) : null, ' ',
     found.has_more ? el('a', {href: route('/experiments', {...here, offset: offset + PAGE}), text: 'next →'}) : null);
-  ctx.root.replaceChildren(
+  show(ctx.root,
     el('h1', {text: 'Experiments and negative results'}),
     el('p', {class: 'muted', text: 'What was tried, and what happened: every A/B of a variant and every Perf-Hypothesis, with its verdict and its evidence point by point.'}),
     form,

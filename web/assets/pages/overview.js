@@ -2,7 +2,7 @@
 // open regressions, and the latest commits with their status and cost
 // (paged: 25 at a time).
 import * as api from '../api.js';
-import {badge, commitLink, el, link, message, route, section, table} from '../dom.js';
+import {badge, commitLink, el, link, message, route, section, show, table} from '../dom.js';
 import * as fmt from '../format.js';
 
 const PAGE = 25;
@@ -99,7 +99,7 @@ export async function overview(ctx) {
     ' commits ' + (offset + 1) + '–' + (offset + commits.commits.length) + ' on ' + commits.branch + ' ',
     commits.has_more ? link('/', {offset: offset + PAGE}, 'older →') : null);
   let running = runningPanel(jobs);
-  ctx.root.replaceChildren(
+  show(ctx.root,
     el('h1', {text: 'Overview'}),
     section('Now', running, givenUpPanel(givenUp)),
     section('Open regressions', regressionsPanel(flags)),

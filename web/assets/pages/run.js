@@ -3,7 +3,7 @@
 // (columns and units from the run's manifest), the correctness check and the
 // change against the run's baseline variant.
 import * as api from '../api.js';
-import {badge, commitLink, el, section, table} from '../dom.js';
+import {badge, commitLink, el, section, show, table} from '../dom.js';
 import * as fmt from '../format.js';
 
 export async function run(ctx) {
@@ -25,7 +25,7 @@ export async function run(ctx) {
   const direction = (m) => (m.lower_is_better ? 'lower is better' : 'higher is better');
   const header = ['Variant', 'Point', 'Median', '95% CI', 'Trials',
     ...others.map((m) => m.name + ' (' + fmt.metricUnit(m.name, m.unit) + ', ' + direction(m) + ')'), 'Check', 'vs baseline'];
-  ctx.root.replaceChildren(
+  show(ctx.root,
     el('h1', {}, 'Run #' + r.id + ' of ', commitLink(doc.commit.sha), ' ', el('span', {class: 'subject', text: doc.commit.subject})),
     el('p', {}, badge(r.status), ' ', r.kind, ' · ', el('span', {text: r.purpose}), ' · ', fmt.date(r.started_at), ' · ',
       fmt.seconds(r.wall_s), ' · ', String(r.trial_count) + ' trials',
