@@ -289,12 +289,14 @@ Recorded read_recorded(const fs::path& db_path) {
                          "WHERE r.status = 'ok'"))
     r.ok_runs.insert(s);
   for (auto& s : db.rows("SELECT DISTINCT trial_count FROM runs WHERE status = 'ok'")) r.trial_counts.insert(s);
-  for (auto& s : db.rows("SELECT c.sha, s.variant, p.key, printf('%.9g', s.geomean_of_run_medians) "
-                         "FROM commit_summaries s JOIN commits c ON c.id = s.commit_id JOIN points p ON p.id = s.point_id"))
-    r.pooled_values.insert(s);
   for (auto& s : db.rows("SELECT c.sha, s.variant, p.key, s.runs, printf('%.9g', s.geomean_of_run_medians) "
-                         "FROM commit_summaries s JOIN commits c ON c.id = s.commit_id JOIN points p ON p.id = s.point_id"))
+                         "FROM commit_summaries s JOIN commits c ON c.id = s.commit_id JOIN points p ON p.id = s.point_id")) {
+    // The same row without its run count (the fourth column).
+    std::size_t runs_at = 0;
+    for (int bar = 0; bar < 3; ++bar) runs_at = s.find('|', runs_at) + 1;
+    r.pooled_values.insert(s.substr(0, runs_at) + s.substr(s.find('|', runs_at) + 1));
     r.pooled.insert(s);
+  }
   for (auto& s : db.rows("SELECT c.sha, f.variant, p.key, f.kind, (f.ack_at IS NULL AND f.withdrawn_at IS NULL) "
                          "FROM flags f JOIN commits c ON c.id = f.commit_id JOIN points p ON p.id = f.point_id"))
     r.flags.insert(s);
@@ -362,8 +364,8 @@ std::string last_step(const std::string& log, std::size_t from) {
 
 class Killer {
  public:
-  Killer(const Options& o, const History& h, perfwatch::daemon::testing::HookReceiver& hook, std::mt19937_64& rng)
-      : o_(o), h_(h), hook_(hook), rng_(rng) {}
+  Killer(const History& h, perfwatch::daemon::testing::HookReceiver& hook, std::mt19937_64& rng)
+      : h_(h), hook_(hook), rng_(rng) {}
 
   // Waits for `stage`'s moment in the process `d` and kills it then; nullopt
   // when the process ended first (its exit status is in *status).
@@ -449,7 +451,6 @@ class Killer {
     return "between steps, after '" + last_step(log, log_from) + "'";
   }
 
-  const Options& o_;
   const History& h_;
   perfwatch::daemon::testing::HookReceiver& hook_;
   std::mt19937_64& rng_;
@@ -564,7 +565,7 @@ Totals measure(const Options& o, const fs::path& work) {
       throw std::runtime_error("the undisturbed watch left work undone");
   }
 
-  Killer killer(o, h, hook, rng);
+  Killer killer(h, hook, rng);
   int stage = 0;
   while (static_cast<int>(t.kills.size()) < o.kills) {
     Round round;
