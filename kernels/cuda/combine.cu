@@ -2,6 +2,7 @@
 // clock probe and the device-side fill of the KV cache (bf16 or fp8 rows).
 #include <cstdint>
 
+#include "cuda_tuning.h"
 #include "kernel_table.h"
 #include "launch_plan.h"
 #include "mla/inputs.h"
@@ -31,6 +32,9 @@ __global__ void __launch_bounds__(Groups * kCombineColumnThreads) combine_kernel
   __shared__ float4 acc_s[Groups > 1 ? Groups - 1 : 1][kCombineColumnThreads];
   __shared__ float sum_s[Groups > 1 ? Groups - 1 : 1];
   asm volatile("griddepcontrol.wait;\n" ::: "memory");
+  // The next split kernel, when launched as a programmatic dependent
+  // (kSplitPdl), may become resident now; it waits for this grid to end.
+  if constexpr (tuning::kSplitPdl) asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
   const long long bh = blockIdx.x;
   const int tid = static_cast<int>(threadIdx.x);
   const float* __restrict__ lse = a.lse_part + bh * a.nsplit;

@@ -42,4 +42,46 @@ inline constexpr int kFp8Bt32W4MinBlocks = MLA_EXP_FP8_BT32_W4_MIN_BLOCKS;
 inline constexpr int kFp8Bt32W4MinBlocks = 3;
 #endif
 
+// How the gather lands a tile's rows (split_kv_phases.cuh, issue_tile):
+//   false: 16-byte cp.async pieces, 8 threads a row (72 a bf16 row, 41 an
+//          fp8 row), cp.async groups and wait_group a stage;
+//   true:  one bulk copy a row (cp.async.bulk, the copy engine; sm_90), a
+//          shared-memory mbarrier a stage counting the rows' bytes; masked
+//          rows are zeroed with ordinary stores. Fewer instructions and
+//          fewer, larger requests a row.
+// MLA_EXP_BULK_GATHER (0 or 1) overrides it for an experiment build.
+#ifdef MLA_EXP_BULK_GATHER
+inline constexpr bool kBulkGather = MLA_EXP_BULK_GATHER != 0;
+#else
+inline constexpr bool kBulkGather = false;
+#endif
+
+// Barriers a tile of the split kernel with the bulk gather and 2+ stages
+// (split_kv.cuh): 4 (as with cp.async), 3 (none after the wait for the
+// tile's rows) or 2 (none at the top either: the freed stage is refilled
+// after the tile's first barrier, one tile fewer in flight).
+// MLA_EXP_BULK_TILE_BARRIERS overrides it for an experiment build.
+#ifdef MLA_EXP_BULK_TILE_BARRIERS
+inline constexpr int kBulkTileBarriers = MLA_EXP_BULK_TILE_BARRIERS;
+#else
+inline constexpr int kBulkTileBarriers = 4;
+#endif
+static_assert(kBulkTileBarriers >= 2 && kBulkTileBarriers <= 4, "a tile has 2, 3 or 4 barriers");
+
+// How a step's split kernel is launched:
+//   false: an ordinary launch, after whatever ran before it has finished;
+//   true:  a programmatic dependent launch (as the combine already is): its
+//          CTAs may become resident while the kernel before it (the previous
+//          step's combine, or split when nsplit is 1) finishes, and wait for
+//          it (griddepcontrol.wait) before their first global read or write;
+//          the combine lets its dependent launch (launch_dependents) once it
+//          is running. Hides the split's launch latency, as a model's decode
+//          hides it behind the kernel before attention.
+// MLA_EXP_SPLIT_PDL (0 or 1) overrides it for an experiment build.
+#ifdef MLA_EXP_SPLIT_PDL
+inline constexpr bool kSplitPdl = MLA_EXP_SPLIT_PDL != 0;
+#else
+inline constexpr bool kSplitPdl = false;
+#endif
+
 }  // namespace mla::cuda::tuning

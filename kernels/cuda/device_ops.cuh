@@ -1,7 +1,8 @@
 // The PTX the split kernel is built from, one instruction (or a fixed short
 // sequence) per function: asynchronous copies, ldmatrix, the bf16 and fp16
-// MMAs, the conversions. sm_80 instructions except cvt from e4m3 (sm_89), so the same
-// code runs on sm_90 and sm_120.
+// MMAs, the conversions. sm_80 instructions except cvt from e4m3 (sm_89) and
+// the bulk copy with its mbarrier (sm_90, for the bulk gather of
+// cuda_tuning.h), so the same code runs on sm_90 and sm_120.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +23,45 @@ template <int N>
 __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
+
+// The bulk gather (one copy a row, completing on a shared-memory mbarrier).
+// init: `count` arrivals complete a phase; the fence makes the initialised
+// barrier visible to the copy engine before any copy names it.
+__device__ __forceinline__ void mbar_init(std::uint64_t* bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count) : "memory");
+}
+__device__ __forceinline__ void fence_mbar_init() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
+// One arrival that also announces `bytes` more to come from copies on this barrier.
+__device__ __forceinline__ void mbar_arrive_expect_tx(std::uint64_t* bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes)
+               : "memory");
+}
+// `bytes` (a multiple of 16, both addresses 16-byte aligned) global -> shared
+// by the copy engine; completes `bytes` of the barrier's transaction count.
+__device__ __forceinline__ void bulk_copy_g2s(void* dst, const void* src, unsigned bytes, std::uint64_t* bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                   smem_addr(dst)),
+               "l"(src), "r"(bytes), "r"(smem_addr(bar))
+               : "memory");
+}
+// Spins until the barrier's phase of the given parity has completed.
+__device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
+  unsigned done = 0;
+  do {
+    asm volatile(
+        "{\n"
+        "  .reg .pred p;\n"
+        "  mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "  selp.u32 %0, 1, 0, p;\n"
+        "}\n"
+        : "=r"(done)
+        : "r"(smem_addr(bar)), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+// Orders this thread's ordinary shared-memory stores before later copy-engine
+// writes to the same bytes.
+__device__ __forceinline__ void fence_proxy_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
 __device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], const void* p) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"

@@ -24,8 +24,10 @@
 // them. Included only by the per-variant translation units (variant.cu.in).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
+#include "cuda_tuning.h"
 #include "kernel_table.h"
 #include "launch_plan.h"
 #include "mla/problem.h"
@@ -56,11 +58,19 @@ __global__ void __launch_bounds__(32 * NumWarps,
   Lanes<C> lanes(tid);
   const Work work = cta_work(a);
 
+  // The bulk gather's stage barriers (static, 8 bytes a stage; unused and
+  // dropped otherwise).
+  __shared__ __align__(8) std::uint64_t stage_bars[NumStages];
+  init_stage_barriers<C>(stage_bars, tid);
+  // Launched as a programmatic dependent (cuda_tuning.h's kSplitPdl): what
+  // the kernel before wrote (and read: the partials) is settled after this.
+  if constexpr (tuning::kSplitPdl) asm volatile("griddepcontrol.wait;\n" ::: "memory");
+
   load_q<C>(a, work, q_s, tid);
   const int load_row = tid / 8, load_col = tid % 8;
   const std::int32_t* const ind = a.indices + static_cast<long long>(work.b) * a.topk;
   int next_idx[C::kLoadRowsPerThread];
-  gather_prologue<C>(next_idx, a, ind, work.range, land_s, idx_s, load_row, load_col);
+  gather_prologue<C>(next_idx, a, ind, work.range, land_s, idx_s, stage_bars, load_row, load_col);
 
   // q fragments: loaded once when they stay in registers.
   cp_async_wait<NumStages - 1>();
@@ -82,16 +92,29 @@ __global__ void __launch_bounds__(32 * NumWarps,
   float l_run = 0.f, m_run = device::kNegInf;  // running sum and max of this lane's softmax row
   int e_cur = 127;  // fp8: the accumulator holds O times 2^(127 - e_cur) (tile_pv_fp8)
 
+  // Barriers a tile (C::kTileBarriers): 4 as written below; with the bulk
+  // gather and 2+ stages, 3 (no barrier after the wait: each thread's
+  // mbarrier wait shows it the landed rows, and the indices and a masked
+  // row's zeros were stored before an earlier barrier) or 2 (also none at
+  // the top: the stage of tile - 1 is refilled after this tile's first
+  // barrier, which every warp reaches only after its P.V of tile - 1, so
+  // NumStages - 1 tiles are in flight during the wait instead of NumStages).
+  constexpr bool kLateRefill = C::kTileBarriers == 2;
+  // (The partial scores overwrite q's staging area: every warp must hold
+  // its q fragments first; the top barrier did that when there was one.)
+  if constexpr (kLateRefill) __syncthreads();
   for (int tile = work.range.first; tile < work.range.last; ++tile) {
     // Refill the stage of tile - 1 before waiting for this tile, so that
     // NumStages tiles are in flight while this one lands (the first barrier
     // frees that stage; the second publishes every thread's copies).
-    __syncthreads();
-    issue_tile<C>(next_idx, a, work.range, land_s, idx_s, load_row, load_col, tile + NumStages - 1);
-    cp_async_commit();
-    fetch_indices<C>(next_idx, a, ind, work.range, load_row, tile + NumStages);
-    cp_async_wait<NumStages - 1>();
-    __syncthreads();
+    if constexpr (!kLateRefill) {
+      __syncthreads();
+      issue_tile<C>(next_idx, a, work.range, land_s, idx_s, stage_bars, load_row, load_col, tile + NumStages - 1);
+      if constexpr (!C::kBulkGather) cp_async_commit();
+      fetch_indices<C>(next_idx, a, ind, work.range, load_row, tile + NumStages);
+    }
+    wait_tile<C>(stage_bars, work.range, tile);
+    if constexpr (C::kTileBarriers == 4) __syncthreads();
     const int stage = tile % NumStages;
     if constexpr (C::kFp8) {
       const unsigned char* const land = reinterpret_cast<const unsigned char*>(land_s) + stage * C::kStageBytes;
@@ -99,6 +122,10 @@ __global__ void __launch_bounds__(32 * NumWarps,
       load_tile_scales<C>(ts, land, lanes);
       tile_scores_fp8<C>(land, qf, q_s, sc_s, lanes, ts, qscale);
       __syncthreads();
+      if constexpr (kLateRefill) {
+        issue_tile<C>(next_idx, a, work.range, land_s, idx_s, stage_bars, load_row, load_col, tile + NumStages - 1);
+        fetch_indices<C>(next_idx, a, ind, work.range, load_row, tile + NumStages);
+      }
       tile_softmax<C>(sc_s, idx_s + stage * BlockT, a.scale_log2, p_s, alpha_s, lanes, m_run, l_run);
       __syncthreads();
       tile_pv_fp8<C>(o_acc, land, p_s, alpha_s, lanes, ts, e_cur);
@@ -106,6 +133,10 @@ __global__ void __launch_bounds__(32 * NumWarps,
       const std::uint16_t* const kvt = kv_s + stage * BlockT * RS;
       tile_scores<C>(kvt, qf, q_s, sc_s, lanes);
       __syncthreads();
+      if constexpr (kLateRefill) {
+        issue_tile<C>(next_idx, a, work.range, land_s, idx_s, stage_bars, load_row, load_col, tile + NumStages - 1);
+        fetch_indices<C>(next_idx, a, ind, work.range, load_row, tile + NumStages);
+      }
       tile_softmax<C>(sc_s, idx_s + stage * BlockT, a.scale_log2, p_s, alpha_s, lanes, m_run, l_run);
       __syncthreads();
       tile_pv<C>(o_acc, kvt, p_s, alpha_s, lanes);
@@ -125,6 +156,24 @@ struct SplitKernels {
                          : reinterpret_cast<const void*>(&split_kv_kernel<BlockT, NumWarps, NumStages, 32, Dtype>);
   }
   static void launch(int block_h, const SplitArgs& args, unsigned grid, int smem_bytes, cudaStream_t stream) {
+    if constexpr (tuning::kSplitPdl) {
+      // (An error of the launch is left for the caller's cudaGetLastError.)
+      cudaLaunchAttribute attr[1];
+      attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      attr[0].val.programmaticStreamSerializationAllowed = 1;
+      cudaLaunchConfig_t config = {};
+      config.gridDim = dim3(grid);
+      config.blockDim = dim3(32 * NumWarps);
+      config.dynamicSmemBytes = static_cast<std::size_t>(smem_bytes);
+      config.stream = stream;
+      config.attrs = attr;
+      config.numAttrs = 1;
+      if (block_h == 16)
+        (void)cudaLaunchKernelEx(&config, split_kv_kernel<BlockT, NumWarps, NumStages, 16, Dtype>, args);
+      else
+        (void)cudaLaunchKernelEx(&config, split_kv_kernel<BlockT, NumWarps, NumStages, 32, Dtype>, args);
+      return;
+    }
     if (block_h == 16)
       split_kv_kernel<BlockT, NumWarps, NumStages, 16, Dtype><<<grid, 32 * NumWarps, smem_bytes, stream>>>(args);
     else

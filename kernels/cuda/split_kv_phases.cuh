@@ -74,6 +74,9 @@ struct SplitConfig {
   static constexpr int kLandChunks = kCacheRowBytes / 16;           // 16-byte pieces the gather copies: 41 or 72
   static constexpr int kLoadRowsPerPass = kThreads / 8;             // 8 threads a row, 128 contiguous bytes
   static constexpr int kLoadRowsPerThread = (BlockT + kLoadRowsPerPass - 1) / kLoadRowsPerPass;
+  static constexpr bool kBulkGather = tuning::kBulkGather;          // one bulk copy a row (cuda_tuning.h)
+  static constexpr int kTileBarriers =                              // 4, or 3 / 2 with the bulk gather (split_kv.cuh)
+      kBulkGather && NumStages >= 2 ? tuning::kBulkTileBarriers : 4;
   static constexpr int kSoftmaxRowsPerWarp = BlockH / NumWarps;
   static constexpr int kLanesPerRow = 32 / kSoftmaxRowsPerWarp;
   static constexpr int kColsPerLane = BlockT / kLanesPerRow;
@@ -196,10 +199,16 @@ __device__ __forceinline__ void fetch_indices(int (&next_idx)[C::kLoadRowsPerThr
 
 // (Rows are addressed in 16-bit units -- 576 a bf16 row, 328 an fp8 row --
 // so that the bf16 kernel's address arithmetic is what it was.)
+//
+// With the bulk gather (C::kBulkGather) the row's first thread arrives on the
+// stage's mbarrier (bars, one a stage, kBlockT arrivals a phase) announcing
+// the row's bytes and starts one bulk copy of the whole row; a masked row's
+// 8 threads store its zeros themselves (then fence them against the copy
+// engine's later writes there) and its first thread arrives announcing none.
 template <class C>
 __device__ __forceinline__ void issue_tile(const int (&next_idx)[C::kLoadRowsPerThread], const SplitArgs& a,
-                                           const TileRange& range, std::uint16_t* land, int* idx_s, int load_row,
-                                           int load_col, int tile) {
+                                           const TileRange& range, std::uint16_t* land, int* idx_s,
+                                           std::uint64_t* bars, int load_row, int load_col, int tile) {
   if (tile >= range.last) return;
   const int stage = tile % C::kNumStages;
   std::uint16_t* const dst_stage = land + stage * (C::kStageBytes / 2);
@@ -211,11 +220,49 @@ __device__ __forceinline__ void issue_tile(const int (&next_idx)[C::kLoadRowsPer
       if (load_col == 0) idx_s[stage * C::kBlockT + r] = idx;
       const std::uint16_t* const kv = static_cast<const std::uint16_t*>(a.kv);
       const std::uint16_t* src = idx >= 0 ? kv + static_cast<long long>(idx) * (C::kCacheRowBytes / 2) : kv;
-      const int bytes = idx >= 0 ? 16 : 0;
       std::uint16_t* dst = dst_stage + r * (C::kLandRowBytes / 2);
+      if constexpr (C::kBulkGather) {
+        if (load_col == 0) {
+          mbar_arrive_expect_tx(bars + stage, idx >= 0 ? C::kCacheRowBytes : 0);
+          if (idx >= 0) bulk_copy_g2s(dst, src, C::kCacheRowBytes, bars + stage);
+        }
+        if (idx < 0) {
 #pragma unroll
-      for (int k = load_col; k < C::kLandChunks; k += 8) cp_async16(dst + k * 8, src + k * 8, bytes);
+          for (int k = load_col; k < C::kLandChunks; k += 8) *reinterpret_cast<uint4*>(dst + k * 8) = make_uint4(0, 0, 0, 0);
+          fence_proxy_async_smem();
+        }
+      } else {
+        const int bytes = idx >= 0 ? 16 : 0;
+#pragma unroll
+        for (int k = load_col; k < C::kLandChunks; k += 8) cp_async16(dst + k * 8, src + k * 8, bytes);
+      }
     }
+  }
+}
+
+// The bulk gather's stage barriers: initialised by one thread, published to
+// the CTA (and the copy engine) before the first row is issued.
+template <class C>
+__device__ __forceinline__ void init_stage_barriers(std::uint64_t* bars, int tid) {
+  if constexpr (C::kBulkGather) {
+    if (tid == 0) {
+#pragma unroll
+      for (int s = 0; s < C::kNumStages; ++s) mbar_init(bars + s, C::kBlockT);
+      fence_mbar_init();
+    }
+    __syncthreads();
+  }
+}
+
+// Waits until tile's rows have landed in its stage (this thread's view; the
+// barrier after it publishes the masked rows' zeros and the indices). The
+// k-th tile a stage holds completes that stage barrier's phase k.
+template <class C>
+__device__ __forceinline__ void wait_tile(std::uint64_t* bars, const TileRange& range, int tile) {
+  if constexpr (C::kBulkGather) {
+    mbar_wait(bars + tile % C::kNumStages, static_cast<unsigned>((tile - range.first) / C::kNumStages) & 1u);
+  } else {
+    cp_async_wait<C::kNumStages - 1>();
   }
 }
 
@@ -225,7 +272,7 @@ __device__ __forceinline__ void issue_tile(const int (&next_idx)[C::kLoadRowsPer
 template <class C>
 __device__ __forceinline__ void gather_prologue(int (&next_idx)[C::kLoadRowsPerThread], const SplitArgs& a,
                                                 const std::int32_t* ind, const TileRange& range, std::uint16_t* land,
-                                                int* idx_s, int load_row, int load_col) {
+                                                int* idx_s, std::uint64_t* bars, int load_row, int load_col) {
   constexpr int NumStages = C::kNumStages;
   int pro_idx[NumStages > 1 ? NumStages - 1 : 1][C::kLoadRowsPerThread];
 #pragma unroll
@@ -238,7 +285,7 @@ __device__ __forceinline__ void gather_prologue(int (&next_idx)[C::kLoadRowsPerT
   for (int s = 0; s < NumStages - 1; ++s) {
 #pragma unroll
     for (int j = 0; j < C::kLoadRowsPerThread; ++j) next_idx[j] = pro_idx[s][j];
-    issue_tile<C>(next_idx, a, range, land, idx_s, load_row, load_col, range.first + s);
+    issue_tile<C>(next_idx, a, range, land, idx_s, bars, load_row, load_col, range.first + s);
     cp_async_commit();
   }
   fetch_indices<C>(next_idx, a, ind, range, load_row, range.first + NumStages - 1);
