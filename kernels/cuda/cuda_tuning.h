@@ -43,45 +43,64 @@ inline constexpr int kFp8Bt32W4MinBlocks = 3;
 #endif
 
 // How the gather lands a tile's rows (split_kv_phases.cuh, issue_tile):
+//   true:  one bulk copy a row (cp.async.bulk, the copy engine; sm_90 and
+//          sm_120), a shared-memory mbarrier a stage counting the rows'
+//          bytes; masked rows are zeroed with ordinary stores. Measured on
+//          the H200 (BENCHMARKS.md, 2026-12-02 second session, runs 1..2):
+//          fp8 B 96 bt32_w4_s2 tc 384 59.5 -> 55.0 us, every fp8 point
+//          faster but B 1; with 2..3 barriers a tile (below) bf16 B 96
+//          bt16_w4_s2 69.1 -> 65.9 us; bf16 B 48 bt32_w4_s2 38.1 -> 38.8.
+//          The gather alone (scripts/gather_probe.cu): 656-byte rows 3.12 ->
+//          3.46 TB/s, 1152-byte rows 3.85 -> 3.89 TB/s at the best shape.
 //   false: 16-byte cp.async pieces, 8 threads a row (72 a bf16 row, 41 an
-//          fp8 row), cp.async groups and wait_group a stage;
-//   true:  one bulk copy a row (cp.async.bulk, the copy engine; sm_90), a
-//          shared-memory mbarrier a stage counting the rows' bytes; masked
-//          rows are zeroed with ordinary stores. Fewer instructions and
-//          fewer, larger requests a row.
+//          fp8 row), cp.async groups and wait_group a stage.
 // MLA_EXP_BULK_GATHER (0 or 1) overrides it for an experiment build.
 #ifdef MLA_EXP_BULK_GATHER
 inline constexpr bool kBulkGather = MLA_EXP_BULK_GATHER != 0;
 #else
-inline constexpr bool kBulkGather = false;
+inline constexpr bool kBulkGather = true;
 #endif
 
 // Barriers a tile of the split kernel with the bulk gather and 2+ stages
 // (split_kv.cuh): 4 (as with cp.async), 3 (none after the wait for the
 // tile's rows) or 2 (none at the top either: the freed stage is refilled
-// after the tile's first barrier, one tile fewer in flight).
-// MLA_EXP_BULK_TILE_BARRIERS overrides it for an experiment build.
+// after the tile's first barrier, one tile fewer in flight). Measured
+// (run 2, each beside 4): 3 is as fast or faster everywhere; 2 is faster
+// still for 16-token tiles (bf16 B 96 bt16_w4_s2 67.5 -> 65.9 us, fp8 B 96
+// bt16_w4_s3 63.8 -> 59.4) and slower for 32..64-token tiles, which
+// need the extra tile in flight (bf16 B 64 bt64_w8_s2 45.1 -> 53.9, fp8
+// B 96 bt32_w4_s2 55.0 -> 56.5). So 2 for block_t 16, 3 above.
+// MLA_EXP_BULK_TILE_BARRIERS overrides it for every block_t.
+constexpr int bulk_tile_barriers(int block_t) {
 #ifdef MLA_EXP_BULK_TILE_BARRIERS
-inline constexpr int kBulkTileBarriers = MLA_EXP_BULK_TILE_BARRIERS;
+  return block_t > 0 ? MLA_EXP_BULK_TILE_BARRIERS : 0;
 #else
-inline constexpr int kBulkTileBarriers = 4;
+  return block_t == 16 ? 2 : 3;
 #endif
-static_assert(kBulkTileBarriers >= 2 && kBulkTileBarriers <= 4, "a tile has 2, 3 or 4 barriers");
+}
+static_assert(bulk_tile_barriers(16) >= 2 && bulk_tile_barriers(16) <= 4 && bulk_tile_barriers(64) >= 2 &&
+                  bulk_tile_barriers(64) <= 4,
+              "a tile has 2, 3 or 4 barriers");
 
 // How a step's split kernel is launched:
-//   false: an ordinary launch, after whatever ran before it has finished;
 //   true:  a programmatic dependent launch (as the combine already is): its
 //          CTAs may become resident while the kernel before it (the previous
 //          step's combine, or split when nsplit is 1) finishes, and wait for
 //          it (griddepcontrol.wait) before their first global read or write;
 //          the combine lets its dependent launch (launch_dependents) once it
 //          is running. Hides the split's launch latency, as a model's decode
-//          hides it behind the kernel before attention.
+//          hides it behind the kernel before attention. Measured (run 1,
+//          beside an ordinary launch): B 1 -7 %, B 8 -1.5 %, B 96 -1.2 %; but
+//          a grid of fewer CTAs than slots may be placed unevenly while the
+//          combine still holds SMs (bf16 B 8 bt32_w4_s2 tc 96 15.0 -> 19.4 us,
+//          B 48 bt16_w4_s3 tc 240 +34 % in run 2), so the best target_ctas
+//          of a variant can move.
+//   false: an ordinary launch, after whatever ran before it has finished.
 // MLA_EXP_SPLIT_PDL (0 or 1) overrides it for an experiment build.
 #ifdef MLA_EXP_SPLIT_PDL
 inline constexpr bool kSplitPdl = MLA_EXP_SPLIT_PDL != 0;
 #else
-inline constexpr bool kSplitPdl = false;
+inline constexpr bool kSplitPdl = true;
 #endif
 
 }  // namespace mla::cuda::tuning

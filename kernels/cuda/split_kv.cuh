@@ -1,9 +1,12 @@
 // The split-KV sparse MLA decode kernel: one CTA per (batch element, head
 // group, split). It walks its tiles of BlockT gathered KV rows with a
-// NumStages-deep cp.async pipeline, computes S = Q.K^T and O += P.V on the
-// tensor cores (mma.sync m16n8k16 bf16 -> fp32, operands through ldmatrix:
-// sm_80 instructions, so the same code runs on sm_90 and sm_120), and keeps
-// the softmax online in fp32.
+// NumStages-deep pipeline (one bulk copy a row completing on a stage's
+// mbarrier, or 16-byte cp.async pieces: cuda_tuning.h's kBulkGather),
+// computes S = Q.K^T and O += P.V on the tensor cores (mma.sync m16n8k16
+// bf16 -> fp32, operands through ldmatrix: sm_80 instructions; the bulk copy
+// and griddepcontrol are sm_90, so the same code runs on sm_90 and sm_120),
+// and keeps the softmax online in fp32. Launched as a programmatic dependent
+// of the kernel before it (cuda_tuning.h's kSplitPdl).
 //
 // Work split inside the CTA (NumWarps warps, head tile of BlockH rows):
 //  - warp w owns latent columns [w*512/W, (w+1)*512/W): the matching k-steps
@@ -14,7 +17,8 @@
 //    BlockH/W rows of the softmax (running max m, sum l), writes the tile's
 //    probabilities as bf16 and each row's rescale factor alpha;
 //  - every warp rescales its accumulator by alpha and adds P.V for its columns.
-// Four barriers a tile. With an fp8 cache the products read the landed
+// Four barriers a tile with cp.async; with the bulk gather 2 (16-token
+// tiles) or 3 (see the tile loop). With an fp8 cache the products read the landed
 // 656-byte rows themselves: each lane converts its fragments' e4m3 bytes
 // exactly to fp16 and the MMAs run in fp16 (q's latent part converted once,
 // in place); the per-128 scales go on the partial scores (fp32) and on the P

@@ -4,7 +4,8 @@
 //   cta_work            which (batch element, head group, split) this CTA is
 //   load_q              its q rows -> shared memory (cp.async)
 //   fetch_indices,      index prefetch (one tile ahead, in registers) and the
-//   issue_tile          cp.async gather of a tile's rows into a landing stage
+//   issue_tile          gather of a tile's rows into a landing stage (one bulk
+//                       copy a row, or cp.async pieces; wait_tile waits for it)
 //   q_latent_to_f16     fp8 only: q's latent part -> fp16 in shared memory, once
 //   load_q_fragments    q -> registers (when they fit), once
 //   tile_scores         partial S = Q.K^T of this warp's k-steps -> shared memory
@@ -76,7 +77,7 @@ struct SplitConfig {
   static constexpr int kLoadRowsPerThread = (BlockT + kLoadRowsPerPass - 1) / kLoadRowsPerPass;
   static constexpr bool kBulkGather = tuning::kBulkGather;          // one bulk copy a row (cuda_tuning.h)
   static constexpr int kTileBarriers =                              // 4, or 3 / 2 with the bulk gather (split_kv.cuh)
-      kBulkGather && NumStages >= 2 ? tuning::kBulkTileBarriers : 4;
+      kBulkGather && NumStages >= 2 ? tuning::bulk_tile_barriers(BlockT) : 4;
   static constexpr int kSoftmaxRowsPerWarp = BlockH / NumWarps;
   static constexpr int kLanesPerRow = 32 / kSoftmaxRowsPerWarp;
   static constexpr int kColsPerLane = BlockT / kLanesPerRow;
@@ -180,9 +181,10 @@ __device__ __forceinline__ void load_q(const SplitArgs& a, const Work& w, std::u
 }
 
 // The gather: 8 threads a row (load_row = tid / 8, load_col = tid % 8),
-// 16-byte pieces of the row as the cache stores it; the row indices of the
-// next tile wait in registers (next_idx) one iteration ahead of their use. A
-// masked row (-1) lands as zeros. (Free functions over the kernel's locals,
+// 16-byte cp.async pieces of the row as the cache stores it, or with the
+// bulk gather one copy of the whole row by its first thread; the row indices
+// of the next tile wait in registers (next_idx) one iteration ahead of their
+// use. A masked row (-1) lands as zeros. (Free functions over the kernel's locals,
 // not an object holding them: the compiler then still knows load_col < 8
 // and unrolls the piece loop completely, as it did before the split.)
 template <class C>
