@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <iostream>
 
+#include <unistd.h>
+
 #include "common/text.h"
 #include "store/repo_store.h"
 
@@ -58,6 +60,13 @@ int report_error(const Error& error) {
     case ErrorCode::kIo: return kExitStoreError;
     default: return kExitRunFailed;
   }
+}
+
+Result<daemon::Executor> load_executor_option(const std::string& path) {
+  if (path.empty()) return daemon::local_executor();
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  return daemon::load_executor(path, host);
 }
 
 }  // namespace perfwatch::cli

@@ -7,6 +7,7 @@
 
 #include "cli/options.h"
 #include "common/result.h"
+#include "daemon/executor.h"
 #include "store/database.h"
 #include "store/ids.h"
 
@@ -28,6 +29,10 @@ void print_text(const std::string& text);
 
 // Prints "perfwatch: <error>" on stderr and returns the exit code for it.
 int report_error(const Error& error);
+
+// The executor an --executor config file names (daemon/executor.h); the
+// local one when `path` is empty.
+Result<daemon::Executor> load_executor_option(const std::string& path);
 // The same for an error of a view (views/lookup.h), whose where is the
 // request field at fault: printed as the flag ("--point: ...").
 int report_view_error(const Error& error);

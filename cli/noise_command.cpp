@@ -1,5 +1,6 @@
 #include "cli/noise_command.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -22,6 +23,8 @@ struct NoiseArgs {
   int runs = 10;
   bool queue = false;
   bool json = false;
+  std::string executor;
+  std::string testbed;
 };
 
 int run_noise(const GlobalOptions& global, const NoiseArgs& args) {
@@ -30,6 +33,19 @@ int run_noise(const GlobalOptions& global, const NoiseArgs& args) {
   auto session = RepoSession::open(*db, global, args.repo, args.manifest);
   if (!session) return report_error(session.error());
   daemon::Context& ctx = (*session)->context();
+  auto executor = load_executor_option(args.executor);
+  if (!executor) return report_error(executor.error());
+  {
+    const auto& beds = executor->testbeds;
+    auto it = std::find_if(beds.begin(), beds.end(), [&](const auto& t) { return t.name == args.testbed; });
+    if (args.testbed.empty()) it = beds.begin();
+    if (it == beds.end()) {
+      std::string names;
+      for (const auto& t : beds) names += (names.empty() ? "" : ", ") + (t.name.empty() ? "(unnamed)" : t.name);
+      return report_error(invalid_argument("--testbed " + args.testbed, "the executor has no such testbed; it has " + names));
+    }
+    ctx.testbed = *it;
+  }
 
   if (args.queue) {
     auto sha = ctx.git.resolve(args.commit);
@@ -39,6 +55,7 @@ int run_noise(const GlobalOptions& global, const NoiseArgs& args) {
     r.commit_sha = *sha;
     r.kind = store::JobKind::kNoise;
     r.options = {{"runs", args.runs}};
+    r.testbed = ctx.testbed.name;
     r.again = true;
     auto q = store::JobQueue(*db).enqueue(r);
     if (!q) return report_error(q.error());
@@ -49,7 +66,8 @@ int run_noise(const GlobalOptions& global, const NoiseArgs& args) {
 
   auto result = daemon::calibrate_noise(ctx, args.commit, args.runs);
   if (!result) return report_error(result.error());
-  auto view = views::noise_view(*db, result->sha, args.runs, result->ok_runs, result->failure, result->bands);
+  auto view = views::noise_view(*db, result->sha, args.runs, result->ok_runs, result->failure, result->bands,
+                                result->devices);
   if (!view) return report_error(view.error());
   if (args.json) {
     std::cout << json_text(views::noise_document(*view), 2) << std::endl;
@@ -74,6 +92,11 @@ void add_noise_command(CLI::App& app, const GlobalOptions& global, int* exit_cod
   cmd->add_option("--manifest", args->manifest, "A manifest to use instead of perfwatch.json in the commit")
       ->check(CLI::ExistingFile);
   cmd->add_flag("--queue", args->queue, "Queue a noise job for the running daemon instead of measuring now");
+  cmd->add_option("--executor", args->executor,
+                  "Where the runs go (schemas/executor.schema.json): with local-gpus they spread over every GPU of "
+                  "the model, and a GPU that is consistently off is reported and left out")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--testbed", args->testbed, "Which of the executor's testbeds (default: its first)");
   cmd->add_flag("--json", args->json, "Print the bands as JSON (schemas/cli/noise.schema.json)");
   cmd->callback([&global, args, exit_code] { *exit_code = run_noise(global, *args); });
 }

@@ -37,6 +37,7 @@ struct WatchArgs {
   int window = 100;
   int build_slots = 2;
   std::uint64_t seed = 0;
+  std::string executor;
 };
 
 int run_watch(const GlobalOptions& global, const WatchArgs& args) {
@@ -60,6 +61,9 @@ int run_watch(const GlobalOptions& global, const WatchArgs& args) {
   options.change_point_window = args.window;
   options.build_slots = args.build_slots;
   options.seed = args.seed;
+  auto executor = load_executor_option(args.executor);
+  if (!executor) return report_error(executor.error());
+  options.executor = std::move(*executor);
 
   daemon::EventLog log;
   if (lock->taken_over()) {
@@ -97,7 +101,12 @@ int run_watch(const GlobalOptions& global, const WatchArgs& args) {
       .add("db", global.db)
       .add("once", options.once ? "yes" : "no")
       .add("interval_s", options.interval_s)
-      .add("since", options.since.empty() ? std::string("-") : options.since);
+      .add("since", options.since.empty() ? std::string("-") : options.since)
+      .add("executor", options.executor.kind);
+  for (const auto& t : options.executor.testbeds) {
+    log.event("testbed").add("name", t.name.empty() ? std::string("-") : t.name).add("what", t.description).add(
+        "slots", static_cast<long long>(t.slots.size()));
+  }
 
   std::signal(SIGINT, on_stop_signal);
   std::signal(SIGTERM, on_stop_signal);
@@ -135,6 +144,10 @@ void add_watch_command(CLI::App& app, const GlobalOptions& global, int* exit_cod
                   "full build and disk")
       ->capture_default_str()->check(CLI::Range(1, 8));
   cmd->add_option("--seed", args->seed, "Bench input seed (0: the bench picks one per run; stored either way)");
+  cmd->add_option("--executor", args->executor,
+                  "Where builds and benches run: a JSON config (schemas/executor.schema.json) naming local, "
+                  "local-gpus (every GPU of this machine) or slurm (partitions as testbeds); default: local")
+      ->check(CLI::ExistingFile);
   cmd->callback([&global, args, exit_code] { *exit_code = run_watch(global, *args); });
 }
 

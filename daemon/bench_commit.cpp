@@ -112,6 +112,16 @@ json recorded_env(const runner::Manifest& m) {
   return env;
 }
 
+// "-gpu-3", "-hopper-2": a slot's label as a file name part.
+std::string slot_suffix(const Slot* slot) {
+  if (!slot) return "";
+  std::string label = slot->label();
+  label = label.substr(0, label.find(" ("));
+  for (char& c : label)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_') c = '-';
+  return "-" + label;
+}
+
 }  // namespace
 
 Result<BenchOutcome> bench_commit(store::Database& db, const BenchOptions& options_in, BenchReporter& reporter) {
@@ -148,7 +158,9 @@ Result<BenchOutcome> bench_commit(store::Database& db, const BenchOptions& optio
 
   const fs::path tree_dir = options.worktree ? *options.worktree : worktree_dir(options.state_dir, options.repo);
   reporter.stage("checking out " + short_sha + " in " + tree_dir.string());
-  auto tree = runner::Worktree::checkout(git, tree_dir, *sha);
+  // A run of a build already there shares the folder with the other runs of
+  // it (a commit's runs on several GPUs at once); a build has it to itself.
+  auto tree = options.skip_build ? runner::Worktree::use(tree_dir, *sha) : runner::Worktree::checkout(git, tree_dir, *sha);
   if (!tree) return fail(tree.error());
 
   store::RunWriter writer(db);
@@ -162,8 +174,11 @@ Result<BenchOutcome> bench_commit(store::Database& db, const BenchOptions& optio
     fs::path build_log = logs / (short_sha + "-" + stamp + "-build.log");
     reporter.stage("building " + short_sha + ": " + manifest->build.command + " (log: " + build_log.string() + ")");
     auto started = std::chrono::system_clock::now();
-    runner::BuildOutcome build = runner::run_build(
-        *manifest, tree->root(), build_log, recording_watch(db, "build of " + short_sha, std::nullopt, options.stop));
+    const std::string build_name = "perfwatch-build-" + short_sha + "-" + stamp;
+    const Placement placed = options.slot ? options.slot->place(build_name, true) : Placement{};
+    runner::BuildOutcome build =
+        runner::run_build(*manifest, tree->root(), build_log,
+                          recording_watch(db, "build of " + short_sha, std::nullopt, options.stop), placed.launcher);
     toolchain = build.toolchain;
     const bool stopped = build.process.outcome == runner::Outcome::kStopped;
     store::BuildRecord b;
@@ -216,7 +231,8 @@ Result<BenchOutcome> bench_commit(store::Database& db, const BenchOptions& optio
     reporter.stage("built " + short_sha + " in " + std::to_string(static_cast<int>(build.process.wall_s + 0.5)) + " s");
   }
 
-  fs::path bench_log = logs / (short_sha + "-" + stamp + "-run-stderr.log");
+  // Runs of one commit on several slots at once: the slot keeps their logs apart.
+  fs::path bench_log = logs / (short_sha + "-" + stamp + slot_suffix(options.slot) + "-run-stderr.log");
   store::RunRecord run;
   run.commit_id = *commit;
   run.build_id = out.build;
@@ -231,10 +247,17 @@ Result<BenchOutcome> bench_commit(store::Database& db, const BenchOptions& optio
   out.run = *run_id;
   // Who runs it: if this process dies, the next perfwatch cuts the run off.
   if (auto s = store::ProcessStore(db).set_run_owner(*run_id, this_process()); !s) return fail(s.error());
+  // Where: named after the run, so the executor can find it again (a Slurm job).
+  const std::string process_name = "perfwatch-run-" + std::to_string(*run_id);
+  const Placement placed = options.slot ? options.slot->place(process_name, false) : Placement{};
+  if (!placed.where.empty() || !placed.device_uuid.empty()) {
+    if (auto s = writer.set_placement(*run_id, placed.where, placed.device_uuid); !s) return fail(s.error());
+  }
 
   json extra = {{"recorded_env", recorded_env(*manifest)}, {"commit", *sha}};
   if (!toolchain.empty()) extra["toolchain"] = toolchain;
-  StoringSink sink(db, *run_id, *manifest, extra, [&](const runner::SweepProgress& p) { reporter.progress(p); });
+  StoringSink sink(db, *run_id, *manifest, extra, [&](const runner::SweepProgress& p) { reporter.progress(p); },
+                   placed.testbed_name, placed.testbed_host);
 
   reporter.stage("running " + manifest->bench.command + " (run " + std::to_string(*run_id) + ", stderr: " + bench_log.string() + ")");
   runner::SweepRequest request;
@@ -244,11 +267,25 @@ Result<BenchOutcome> bench_commit(store::Database& db, const BenchOptions& optio
   request.seed = options.seed;
   request.points = points;
   request.watch = recording_watch(db, "bench of run " + std::to_string(*run_id), *run_id, options.stop);
+  request.extra_env = placed.env;
+  request.launcher = placed.launcher;
   runner::SweepResult result = runner::run_sweep(request, sink);
   sink.summarise_unfinished();
 
   out.status = to_store_status(result.status);
   out.message = result.message;
+  // Not ok: did the process fail, or did the executor lose it (a Slurm job
+  // preempted, past its time limit, its node gone)? Only the executor knows.
+  if (options.slot && result.status != runner::RunStatus::kOk && result.status != runner::RunStatus::kStopped) {
+    const Ending ending = options.slot->ended(process_name);
+    if (!ending.where.empty()) {
+      if (auto s = writer.set_placement(*run_id, ending.where, ""); !s) return fail(s.error());
+    }
+    if (ending.lost) {
+      out.status = store::RunStatus::kLost;
+      out.message = *ending.lost + (out.message.empty() ? "" : "; " + out.message);
+    }
+  }
   out.testbed = sink.testbed();
   out.trials = result.trials;
   out.wall_s = result.wall_s;

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "common/result.h"
+#include "daemon/executor.h"
 #include "runner/git.h"
 #include "runner/manifest.h"
 #include "runner/sweep.h"
@@ -42,6 +43,8 @@ struct BenchOptions {
   // Set by a stop request (SIGTERM): the build or the bench in progress is
   // ended (its process group: SIGTERM, then SIGKILL) and the run is cut off.
   const std::atomic<bool>* stop = nullptr;
+  // Where the build and the bench run (executor.h); null: here, as ever.
+  const Slot* slot = nullptr;
 };
 
 // What happened, stage by stage, for a person watching.
@@ -60,7 +63,7 @@ struct BenchOutcome {
   store::RunId run = 0;
   std::optional<store::TestbedId> testbed;  // where the bench ran (unknown when it never said)
   store::RunStatus status = store::RunStatus::kOk;
-  std::string message;               // empty when ok
+  std::string message;               // empty when ok; for kLost, the executor's reason
   std::int64_t trials = 0;
   double wall_s = 0;
 };

@@ -99,25 +99,38 @@ class CommitJob {
     pinned_ = *pinned;
     pinned_reruns_allowed_ = pinned_ && manifest_.runs.interleave_baseline;
     if (!pinned_ || pinned_reruns_allowed_) return go_on();
-    if (auto s = measure_pinned_once(ctx_, *runs_, manifest_, *pinned_); !s) return fail(s.error());
+    if (auto s = measure_pinned_once(ctx_, *runs_, manifest_, *pinned_, testbed_); !s) return fail(s.error());
     return go_on();
   }
 
   // The build and the first runs.per_commit runs (those an earlier, cut-off
   // attempt finished count).
   Ended first_runs() {
+    if (!testbed_) {
+      auto known = known_testbed(ctx_.db, ctx_.testbed);
+      if (!known) return fail(known.error());
+      testbed_ = *known;
+    }
     auto ok = ok_bench_runs(ctx_.db, commit_.id, &testbed_);
-    auto processes = judge::bench_processes(ctx_.db, commit_.id);
+    auto processes = judge::bench_processes(ctx_.db, commit_.id, testbed_);
     if (!ok) return fail(ok.error());
     if (!processes) return fail(processes.error());
     ok_b_ = *ok;
     processes_b_ = *processes;
     keep_ = build_to_keep(ctx_.db, commit_.id, testbed_);
-    const int target = confirm_ ? 0 : job_.options.value("runs", manifest_.runs.per_commit);
+    // With more slots than runs.per_commit (a machine's GPUs), each slot
+    // measures once: the extra runs are evidence at no cost in wall time.
+    const int per_commit = std::max(manifest_.runs.per_commit, std::min(runs_->slots(), manifest_.runs.max_per_commit));
+    const int target = confirm_ ? 0 : job_.options.value("runs", per_commit);
     while (ok_b_ < target && failure_.empty() && processes_b_ < manifest_.runs.max_per_commit) {
       if (ctx_.stopping()) return finish(store::JobState::kRunning, kInterrupted);
-      if (auto s = run_b(target, {}); !s) return fail(s.error());
+      // As many at once as there are slots; a failed one ends the loop.
+      std::vector<RunAsk> asks;
+      const int n = std::min({target - ok_b_, manifest_.runs.max_per_commit - processes_b_, runs_->slots()});
+      for (int k = 0; k < n; ++k) add_b(asks, target, ok_b_ + k + 1, {});
+      if (auto s = run_all(std::move(asks)); !s) return fail(s.error());
     }
+    if (ctx_.stopping()) return finish(store::JobState::kRunning, kInterrupted);
     if (ok_b_ == 0 || !testbed_) {
       return finish(store::JobState::kFailed, failure_.empty() ? "no run of " + short_sha() + " finished ok" : failure_);
     }
@@ -140,21 +153,20 @@ class CommitJob {
       const auto points_a = point_keys(ctx_.db, manifest_, plan.a.points);
       const auto points_b = point_keys(ctx_.db, manifest_, plan.b.points);
       log_more_runs(ctx_, manifest_, sha_, previous_->sha, plan, points_a, points_b);
-      int add_a = plan.a.runs;  // A B A B: the machine's slow drift hits both sides alike
-      for (int i = 0; i < std::max(add_a, plan.b.runs) && failure_.empty(); ++i) {
-        if (ctx_.stopping()) return finish(store::JobState::kRunning, kInterrupted);
-        if (i < add_a) {
-          auto out = runs_->run({previous_->sha, store::RunKind::kBench,
-                                 ctx_.workbench.lease(previous_->sha, manifest_.build.command, {sha_}),
-                                 "re-run of " + previous_->sha.substr(0, 10) + " beside " + short_sha(), points_a, {}});
-          if (!out) return fail(out.error());
-          grown_.insert(previous_->id);
-          if (out->status != store::RunStatus::kOk) add_a = i;  // its build or bench fails now: grow only B
+      // A B A B: the machine's slow drift hits both sides alike (and, over
+      // several slots, the slots' differences too).
+      std::vector<RunAsk> asks;
+      const auto lease_a = ctx_.workbench.lease(previous_->sha, manifest_.build.command, {sha_});
+      a_failed_ = false;
+      for (int i = 0; i < std::max(plan.a.runs, plan.b.runs); ++i) {
+        if (i < plan.a.runs) {
+          asks.push_back({previous_->sha, store::RunKind::kBench, lease_a,
+                          "re-run of " + previous_->sha.substr(0, 10) + " beside " + short_sha(), points_a, {}});
         }
-        if (i < plan.b.runs) {
-          if (auto s = run_b(ok_b_ + 1, points_b); !s) return fail(s.error());
-        }
+        if (i < plan.b.runs) add_b(asks, ok_b_ + plan.b.runs, ok_b_ + i + 1, points_b);
       }
+      if (auto s = run_all(std::move(asks)); !s) return fail(s.error());
+      if (ctx_.stopping()) return finish(store::JobState::kRunning, kInterrupted);
     }
     return go_on();
   }
@@ -184,33 +196,55 @@ class CommitJob {
     return go_on();
   }
 
-  // One run of this commit, after a re-run of the pinned baseline when interleaved.
-  Status run_b(int of, const std::set<std::string>& only_points) {
+  // The `nth` run of this commit (of `of`), after a re-run of the pinned
+  // baseline when interleaved.
+  void add_b(std::vector<RunAsk>& asks, int of, int nth, const std::set<std::string>& only_points) {
     if (pinned_ && pinned_reruns_allowed_) {
-      auto out = runs_->run({pinned_->sha, store::RunKind::kBaselineRerun,
-                             ctx_.workbench.named("pinned", pinned_->sha, manifest_.build.command),
-                             "pinned baseline re-run beside " + short_sha(), {}, {}});
-      if (!out) return fail(out.error());
-      if (out->status == store::RunStatus::kOk) pinned_reruns_.insert(out->run);
-      else pinned_reruns_allowed_ = false;  // its build or bench fails: compare with what there is
+      asks.push_back({pinned_->sha, store::RunKind::kBaselineRerun,
+                      ctx_.workbench.named("pinned", pinned_->sha, manifest_.build.command),
+                      "pinned baseline re-run beside " + short_sha(), {}, {}});
     }
-    store::JobProgress nth;
-    nth.run = ok_b_ + 1;
-    nth.runs_planned = of;
+    store::JobProgress progress;
+    progress.run = nth;
+    progress.runs_planned = of;
     auto lease = ctx_.workbench.lease(sha_, manifest_.build.command,
                                       keep_.empty() ? std::vector<std::string>{} : std::vector<std::string>{keep_});
-    auto out = runs_->run({sha_, store::RunKind::kBench, lease,
-                           "run " + std::to_string(ok_b_ + 1) + " of " + std::to_string(of) + " of " + short_sha(),
-                           only_points, nth});
-    if (!out) return fail(out.error());
-    ++processes_b_;
-    if (out->status != store::RunStatus::kOk) {
-      failure_ = describe_failure(*out);
+    asks.push_back({sha_, store::RunKind::kBench, lease,
+                    "run " + std::to_string(nth) + " of " + std::to_string(of) + " of " + short_sha(), only_points,
+                    progress});
+  }
+
+  // The asks over the testbed's slots (job_runs.h). What each outcome means:
+  // a pinned re-run that fails ends the re-runs (compared with what there
+  // is); a re-run of the previous commit that fails ends its growth (only
+  // this side grows); a run of this commit that fails ends the measuring.
+  Status run_all(std::vector<RunAsk> asks) {
+    auto skip = [&](const RunAsk& ask) {
+      if (ctx_.stopping()) return true;
+      if (ask.kind == store::RunKind::kBaselineRerun) return !pinned_reruns_allowed_ || !failure_.empty();
+      if (ask.sha != sha_) return a_failed_ || !failure_.empty();
+      return !failure_.empty() || processes_b_ >= manifest_.runs.max_per_commit;
+    };
+    auto done = [&](const RunAsk& ask, const BenchOutcome& out) -> Status {
+      const bool ok = out.status == store::RunStatus::kOk;
+      if (ask.kind == store::RunKind::kBaselineRerun) {
+        if (ok) pinned_reruns_.insert(out.run);
+        else pinned_reruns_allowed_ = false;
+      } else if (ask.sha != sha_) {
+        grown_.insert(previous_->id);
+        if (!ok) a_failed_ = true;
+      } else {
+        if (out.status != store::RunStatus::kLost) ++processes_b_;  // as judge::bench_processes counts
+        if (!ok) {
+          if (failure_.empty()) failure_ = describe_failure(out);
+        } else {
+          ++ok_b_;
+          if (out.testbed) testbed_ = out.testbed;
+        }
+      }
       return {};
-    }
-    ++ok_b_;
-    if (out->testbed) testbed_ = out->testbed;
-    return {};
+    };
+    return runs_->run_all(std::move(asks), skip, done);
   }
 
   JobResult skipped(const char* status, const std::string& why) {
@@ -234,6 +268,7 @@ class CommitJob {
   std::optional<store::TestbedId> testbed_;
   std::optional<store::CommitRecord> previous_, pinned_;
   bool pinned_reruns_allowed_ = false;
+  bool a_failed_ = false;             // a re-run of the previous commit failed: only this side grows
   std::set<store::RunId> pinned_reruns_;
   std::string keep_;                  // the build slot to keep: the previous commit's
   int ok_b_ = 0, processes_b_ = 0;    // this commit's ok runs and bench processes, every job's

@@ -11,6 +11,7 @@
 #include "analysis/compare.h"
 #include "daemon/env.h"
 #include "daemon/event_log.h"
+#include "daemon/executor.h"
 #include "daemon/webhook.h"
 #include "daemon/webhook_outbox.h"
 #include "daemon/workbench.h"
@@ -43,6 +44,9 @@ struct WatchOptions {
   // incremental but only the new commit's side can grow.
   int build_slots = 2;
   analysis::ComparePolicy policy;
+  // Where builds and benches run (executor.h): each testbed measures every
+  // commit, one job each; with several testbeds each has a worker thread.
+  Executor executor = local_executor();
 };
 
 struct Context {
@@ -65,6 +69,13 @@ struct Context {
   // between runs and is left running, so the next start redoes it.
   const std::atomic<bool>* stop = nullptr;
   bool stopping() const { return stop && stop->load(); }
+  // The executor's testbed this context measures on (executor.h): its name
+  // in the queue and the slots its runs spread over. By default this
+  // machine, one slot.
+  ExecutorTestbed testbed = local_executor().testbeds.front();
+  // A testbed's worker leaves delivery to the watcher's main loop, so that
+  // no two threads POST one message.
+  bool delivers_webhooks = true;
 
   Context(store::Database& db_, EventLog& log_, const WatchOptions& options_, store::RepoId repo_,
           Env* env_ = nullptr)

@@ -17,6 +17,7 @@ Status queue_confirmations(Context& ctx, const std::string& branch,
     req.kind = store::JobKind::kBench;
     req.priority = 1;
     req.options = options;
+    req.testbed = ctx.testbed.name;  // confirmed where it was seen
     req.again = true;
     auto q = store::JobQueue(ctx.db).enqueue(req);
     if (!q) return fail(q.error());
@@ -44,7 +45,8 @@ Status queue_rejudge_of_descendants(Context& ctx, const std::string& branch, con
     auto compared = store::AnalysisReader(ctx.db).comparisons_of_commit(n.id);
     if (!compared) return fail(compared.error());
     bool against_it = false;
-    for (const auto& c : *compared) against_it = against_it || c.against_commit_id == commit.id;
+    for (const auto& c : *compared)
+      against_it = against_it || (c.against_commit_id == commit.id && c.testbed_id == testbed);
     if (against_it) continue;
     store::JobRequest req;
     req.repo_id = ctx.repo;
@@ -53,6 +55,7 @@ Status queue_rejudge_of_descendants(Context& ctx, const std::string& branch, con
     req.kind = store::JobKind::kBench;
     req.priority = 1;
     req.options = {{"rejudge_after", commit.sha}};
+    req.testbed = ctx.testbed.name;
     req.again = true;
     auto q = store::JobQueue(ctx.db).enqueue(req);
     if (!q) return fail(q.error());

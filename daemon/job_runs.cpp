@@ -1,5 +1,12 @@
 #include "daemon/job_runs.h"
 
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include <unistd.h>
+
 #include "judge/commit_runs.h"
 #include "judge/judge_commit.h"
 #include "store/job_progress_store.h"
@@ -39,24 +46,53 @@ class JobReporter : public BenchReporter {
 
 }  // namespace
 
+namespace {
+
+void set_progress(store::Database& db, store::JobProgress progress) {
+  (void)store::JobProgressWriter(db).set(progress);  // progress is best effort
+}
+
+}  // namespace
+
 void JobRuns::progress(store::JobProgress progress) {
   progress.job_id = job_.id;
   progress.commit = job_sha_;
-  (void)store::JobProgressWriter(ctx_.db).set(progress);  // progress is best effort
+  set_progress(ctx_.db, std::move(progress));
 }
 
-Result<BenchOutcome> JobRuns::run(RunAsk ask) {
+Result<BenchOutcome> JobRuns::run(RunAsk ask) { return run_on(ctx_.db, *ctx_.testbed.slots.front(), std::move(ask), bench_s_); }
+
+Result<BenchOutcome> JobRuns::run_on(store::Database& db, const Slot& slot, RunAsk ask, double& bench_s) {
+  for (int lost = 0;; ++lost) {
+    auto out = run_once(db, slot, ask, bench_s);
+    if (!out || out->status != store::RunStatus::kLost || lost >= ctx_.testbed.max_lost) return out;
+    // Lost by the executor, not failed by the commit: the run is kept with
+    // the executor's reason and done again (a build done before it stands).
+    ctx_.log.event("requeue")
+        .commit(ask.sha)
+        .add("run", static_cast<long long>(out->run))
+        .add("slot", slot.label())
+        .add("lost", static_cast<long long>(lost + 1))
+        .add("of", static_cast<long long>(ctx_.testbed.max_lost))
+        .add("message", out->message);
+    if (out->build) ask.lease.built = true;
+  }
+}
+
+Result<BenchOutcome> JobRuns::run_once(store::Database& db, const Slot& slot, const RunAsk& ask, double& bench_s) {
   if (!ask.lease.built) ctx_.workbench.forget(ask.lease.dir);
   const std::string what = ask.only_points.empty()
                                ? ask.purpose
                                : ask.purpose + " (" + std::to_string(ask.only_points.size()) + " of " +
                                      std::to_string(manifest_.points.size()) + " points)";
   store::JobProgress detail = ask.detail;
+  detail.job_id = job_.id;
+  detail.commit = job_sha_;
   detail.measuring = ask.sha;
   detail.run_kind = ask.kind;
   detail.purpose = what;
   detail.step = ask.lease.built ? store::JobStep::kRun : store::JobStep::kBuild;
-  progress(detail);
+  set_progress(db, detail);
 
   BenchOptions o;
   o.repo = ctx_.options.repo;
@@ -71,12 +107,11 @@ Result<BenchOutcome> JobRuns::run(RunAsk ask) {
   o.skip_build = ask.lease.built;
   o.worktree = ask.lease.dir;
   o.stop = ctx_.stop;
-  detail.job_id = job_.id;
-  detail.commit = job_sha_;
-  JobReporter reporter(ctx_.db, ctx_.env, detail);
+  o.slot = &slot;
+  JobReporter reporter(db, ctx_.env, detail);
   const double t0 = ctx_.env.now_s();
-  auto out = ctx_.env.bench(ctx_.db, o, reporter);
-  bench_s_ += ctx_.env.now_s() - t0;
+  auto out = ctx_.env.bench(db, o, reporter);
+  bench_s += ctx_.env.now_s() - t0;
   // A stop cut the run off: the job ends here and the watcher leaves it for the next start.
   if (ctx_.stopping()) return fail(Error{ErrorCode::kFailed, "job", "interrupted by a stop request"});
   if (!out) {
@@ -84,14 +119,14 @@ Result<BenchOutcome> JobRuns::run(RunAsk ask) {
     return out;
   }
 
-  const std::string slot = ask.lease.dir.filename().string();
+  const std::string build_slot = ask.lease.dir.filename().string();
   if (out->build) {
-    auto build = store::RunReader(ctx_.db).build(*out->build);
+    auto build = store::RunReader(db).build(*out->build);
     const bool ok = out->status != store::RunStatus::kBuildFailed;
     auto e = ctx_.log.event("build");
     e.commit(ask.sha).add("status", ok ? "ok" : (build ? std::string(store::to_string(build->status)) : "failed"));
     if (build) e.add("wall_s", build->duration_s);
-    e.add("slot", slot);
+    e.add("slot", build_slot);
     if (!ok) e.add("message", out->message);
     e.emit();
     if (ok) ctx_.workbench.remember(ask.lease.dir, ask.sha, manifest_.build.command);
@@ -102,10 +137,89 @@ Result<BenchOutcome> JobRuns::run(RunAsk ask) {
         .add("status", std::string(store::to_string(out->status)))
         .add("run", static_cast<long long>(out->run));
     if (ask.kind != store::RunKind::kBench) e.add("kind", std::string(store::to_string(ask.kind)));
+    if (slots() > 1 || !ctx_.testbed.name.empty()) e.add("on", slot.label());
     e.add("purpose", what).add("trials", static_cast<long long>(out->trials)).add("wall_s", out->wall_s);
     if (!out->message.empty()) e.add("message", out->message);
   }
   return out;
+}
+
+namespace {
+
+// Later asks of the folder and commit that `ask` just built skip the build.
+void built_for_later(std::vector<RunAsk>& asks, std::size_t from, const RunAsk& ask) {
+  for (std::size_t j = from; j < asks.size(); ++j)
+    if (asks[j].lease.dir == ask.lease.dir && asks[j].sha == ask.sha) asks[j].lease.built = true;
+}
+
+bool built_now(const BenchOutcome& out) { return out.build && out.status != store::RunStatus::kBuildFailed; }
+
+}  // namespace
+
+Status JobRuns::run_all(std::vector<RunAsk> asks, const Skip& skip, const Done& done) {
+  if (slots() <= 1 || asks.size() <= 1) {
+    for (std::size_t i = 0; i < asks.size(); ++i) {
+      if (skip && skip(asks[i])) continue;
+      auto out = run(asks[i]);
+      if (!out) return fail(out.error());
+      if (built_now(*out)) built_for_later(asks, i + 1, asks[i]);
+      if (auto s = done(asks[i], *out); !s) return s;
+    }
+    return {};
+  }
+
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<bool> taken(asks.size(), false);
+  std::set<std::filesystem::path> building;  // folders a build runs in: their other asks wait
+  Status first_error;
+  // Under the lock: the next ask to start, or nullopt when none can start now.
+  auto next = [&]() -> std::optional<std::size_t> {
+    for (std::size_t i = 0; i < asks.size(); ++i) {
+      if (taken[i] || building.count(asks[i].lease.dir)) continue;
+      taken[i] = true;
+      if (!first_error || (skip && skip(asks[i]))) continue;
+      if (!asks[i].lease.built) building.insert(asks[i].lease.dir);
+      return i;
+    }
+    return std::nullopt;
+  };
+  auto all_taken = [&] { return std::find(taken.begin(), taken.end(), false) == taken.end(); };
+
+  auto work = [&](const Slot& slot) {
+    auto db = store::Database::open(ctx_.db.path());
+    std::unique_lock lock(mutex);
+    if (!db) {
+      if (first_error) first_error = fail(db.error());
+      changed.notify_all();
+      return;
+    }
+    for (;;) {
+      std::optional<std::size_t> i;
+      changed.wait(lock, [&] { return (i = next()) || all_taken(); });
+      if (!i) return;
+      RunAsk ask = asks[*i];
+      lock.unlock();
+      double bench_s = 0;
+      auto out = run_on(*db, slot, ask, bench_s);
+      lock.lock();
+      bench_s_ += bench_s;
+      if (!ask.lease.built) building.erase(ask.lease.dir);
+      if (!out) {
+        if (first_error) first_error = fail(out.error());
+      } else {
+        if (built_now(*out)) built_for_later(asks, *i + 1, ask);
+        if (auto s = done(ask, *out); !s && first_error) first_error = s;
+      }
+      changed.notify_all();
+    }
+  };
+  {
+    std::vector<std::jthread> workers;
+    const std::size_t n = std::min(asks.size(), ctx_.testbed.slots.size());
+    for (std::size_t k = 0; k < n; ++k) workers.emplace_back(work, std::cref(*ctx_.testbed.slots[k]));
+  }
+  return first_error;
 }
 
 Result<int> ok_bench_runs(store::Database& db, store::CommitId commit, std::optional<store::TestbedId>* testbed) {
@@ -119,6 +233,19 @@ Result<int> ok_bench_runs(store::Database& db, store::CommitId commit, std::opti
     ++n;
   }
   return n;
+}
+
+Result<std::optional<store::TestbedId>> known_testbed(store::Database& db, const ExecutorTestbed& testbed) {
+  if (testbed.name.empty()) return std::optional<store::TestbedId>{};
+  auto beds = store::RunReader(db).testbeds();
+  if (!beds) return fail(beds.error());
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  for (const auto& b : *beds) {
+    if (b.name == testbed.name || (b.device_name == testbed.name && b.hostname == host))
+      return std::optional<store::TestbedId>{b.id};
+  }
+  return std::optional<store::TestbedId>{};
 }
 
 std::set<std::string> point_keys(store::Database& db, const runner::Manifest& manifest,
@@ -139,7 +266,7 @@ Result<judge::RunPlan> plan_more_runs(Context& ctx, const runner::Manifest& mani
                                       const store::CommitRecord& previous, store::CommitId commit, int processes_b,
                                       bool confirm, const std::map<judge::Cell, nlohmann::json>& confirm_cells) {
   auto cells = judge::look(ctx.db, manifest, testbed, previous.id, commit, ctx.options.policy);
-  auto processes_a = judge::bench_processes(ctx.db, previous.id);
+  auto processes_a = judge::bench_processes(ctx.db, previous.id, testbed);
   if (!cells) return fail(cells.error());
   if (!processes_a) return fail(processes_a.error());
   std::vector<judge::CellLook> looks;

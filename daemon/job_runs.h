@@ -1,9 +1,11 @@
 // The bench processes of one job: each run of a commit goes through the env
 // (building first when its build slot does not hold the build), shows its
 // progress on the job, logs its build and run lines, and adds its time to
-// what the job cost.
+// what the job cost. With several executor slots (executor.h) a batch of
+// runs spreads over them, one process a slot, in parallel.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <map>
 #include <set>
@@ -36,7 +38,26 @@ class JobRuns {
       : ctx_(ctx), job_(job), manifest_(manifest), job_sha_(std::move(job_sha)) {}
 
   // Errors are the store's; a failed build or bench is the outcome's status.
+  // On the testbed's first slot. A run the executor lost (kLost: a Slurm
+  // job preempted) is run again, up to the testbed's max_lost times.
   Result<BenchOutcome> run(RunAsk ask);
+
+  // Runs every ask over the testbed's slots: in order, one at a time, with
+  // one slot; else one process a slot, in parallel, each through a
+  // connection of its own to the store. A build comes first: an ask whose
+  // build slot does not hold its build runs alone in that folder, and the
+  // other asks of that folder wait and then skip the build. `skip` is asked
+  // before each ask starts and `done` called after each ends, both under
+  // one lock, so an outcome can stop later asks (a failed build of the
+  // previous commit stops its re-runs). The first error (the store's, or
+  // `done`'s) is returned once every started run has ended; no new run
+  // starts after it.
+  using Skip = std::function<bool(const RunAsk&)>;
+  using Done = std::function<Status(const RunAsk&, const BenchOutcome&)>;
+  Status run_all(std::vector<RunAsk> asks, const Skip& skip, const Done& done);
+
+  // How many runs run_all can run at once.
+  int slots() const { return static_cast<int>(ctx_.testbed.slots.size()); }
 
   // The job's live progress (best effort).
   void progress(store::JobProgress progress);
@@ -49,12 +70,22 @@ class JobRuns {
   const runner::Manifest& manifest_;
   std::string job_sha_;
   double bench_s_ = 0;
+
+  // One run through `db` on `slot`, with its lost re-runs; `bench_s` gets its time.
+  Result<BenchOutcome> run_on(store::Database& db, const Slot& slot, RunAsk ask, double& bench_s);
+  Result<BenchOutcome> run_once(store::Database& db, const Slot& slot, const RunAsk& ask, double& bench_s);
 };
 
 // The ok bench runs of a commit; on `*testbed` when given, which the first
 // such run sets when it is unset.
 Result<int> ok_bench_runs(store::Database& db, store::CommitId commit,
                           std::optional<store::TestbedId>* testbed = nullptr);
+
+// The store's testbed for the executor's `testbed` once a run on it has
+// reported: the one of that name (slurm), or of that GPU model on this host
+// (local-gpus with several models). nullopt for the unnamed testbed (its
+// first run says which it is) or one that has not measured yet.
+Result<std::optional<store::TestbedId>> known_testbed(store::Database& db, const ExecutorTestbed& testbed);
 
 // The point keys of a side of the run plan; empty when that is every point
 // of the manifest (a run of every point is the same as no restriction).

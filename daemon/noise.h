@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/device_offsets.h"
 #include "common/result.h"
 #include "daemon/commit_job.h"
 #include "daemon/context.h"
@@ -25,11 +26,17 @@ struct NoiseResult {
   int ok_runs = 0;
   std::string failure;             // why it stopped early, if it did
   std::vector<store::NoiseBandRecord> bands;  // the bands now, per variant x point measured
+  // Runs spread over several GPUs (local-gpus): each GPU against the others;
+  // one that is `off` was left out of the bands. Empty on one GPU.
+  std::vector<analysis::DeviceOffset> devices;
   double bench_s = 0;
 };
 
 // K A/A runs of `rev`, in the build slot named "noise" (so a daemon working
 // in the shared slots is not in the way), then the evidence and the bands.
+// The first run builds; the others spread over the context's testbed slots
+// (every GPU of the model, with local-gpus), so the band says what a run on
+// any of them varies by.
 Result<NoiseResult> calibrate_noise(Context& ctx, const std::string& rev, int runs,
                                     std::optional<store::JobId> job = std::nullopt);
 

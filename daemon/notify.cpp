@@ -6,6 +6,7 @@
 #include "daemon/webhook_outbox.h"
 #include "judge/commit_runs.h"
 #include "store/repo_store.h"
+#include "store/run_store.h"
 
 namespace perfwatch::daemon {
 
@@ -55,7 +56,8 @@ class Announcer {
         .add("band", "+-" + signed_percent(f.comparison.band_rel).substr(1))
         .add("new", f.what == judge::FlagEvent::What::kRaised ? "yes" : "no")
         .add("event", judge::to_string(f.what))
-        .add("basis", basis);
+        .add("basis", basis)
+        .add("testbed", testbed_name(f.flag.testbed_id));
     if (f.flag.kind == store::FlagKind::kDrift) {
       e.add("started_at", f.flag.detail.value("started_at", "").substr(0, 10));
       e.add("left_band_at", f.flag.detail.value("left_band_at", "").substr(0, 10));
@@ -111,12 +113,14 @@ class Announcer {
         {"commit", {{"sha", sha}, {"subject", subject_of(f.flag.commit_id)}, {"author", author_of(f.flag.commit_id)}}},
         {"variant", f.flag.variant},
         {"point", point},
+        {"testbed", testbed_name(f.flag.testbed_id)},
         {"metric", manifest_.metric.name},
         {"delta_rel", f.flag.magnitude_rel},
         {"against", {{"sha", f.flag.detail.value("against", "")}, {"basis", basis}}},
         {"detail", f.flag.detail},
         {"text", "perfwatch: " + verb + signed_percent(f.flag.magnitude_rel) + " " + manifest_.metric.name + " at " +
-                     point + " (" + f.flag.variant + ") in " + sha.substr(0, 10) + " " + subject_of(f.flag.commit_id) +
+                     point + " (" + f.flag.variant + ") on " + testbed_name(f.flag.testbed_id) + " in " +
+                     sha.substr(0, 10) + " " + subject_of(f.flag.commit_id) +
                      (withdrawn ? " -- " + f.reason : "")}};
     if (withdrawn) message["reason"] = f.reason;
     return message;
@@ -132,6 +136,15 @@ class Announcer {
     return it->second;
   }
   std::string sha_of(store::CommitId id) { return record(id).sha; }
+  // A flag names where it was seen: "is it a Hopper-only regression?"
+  const std::string& testbed_name(store::TestbedId id) {
+    auto it = testbeds_.find(id);
+    if (it == testbeds_.end()) {
+      auto t = store::RunReader(ctx_.db).testbed(id);
+      it = testbeds_.emplace(id, t ? t->name : "testbed " + std::to_string(id)).first;
+    }
+    return it->second;
+  }
   std::string subject_of(store::CommitId id) { return record(id).subject; }
   std::string author_of(store::CommitId id) { return record(id).author; }
 
@@ -141,6 +154,7 @@ class Announcer {
   const std::string& branch_;
   judge::PointNames names_;
   std::map<store::CommitId, store::CommitRecord> others_;
+  std::map<store::TestbedId, std::string> testbeds_;
 };
 
 }  // namespace
@@ -183,6 +197,7 @@ void announce(Context& ctx, const runner::Manifest& manifest, const store::Commi
 }
 
 Status deliver_webhooks(Context& ctx) {
+  if (!ctx.delivers_webhooks) return {};
   auto round = deliver_due(ctx.db, ctx.log, *ctx.poster, ctx.options.webhook_delivery, ctx.stop);
   if (!round) return fail(round.error());
   return {};

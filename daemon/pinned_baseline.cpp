@@ -25,9 +25,9 @@ Result<std::optional<store::CommitRecord>> find_pinned_baseline(Context& ctx, co
 }
 
 Status measure_pinned_once(Context& ctx, JobRuns& runs, const runner::Manifest& manifest,
-                           const store::CommitRecord& pinned) {
-  auto ok = ok_bench_runs(ctx.db, pinned.id);
-  auto processes = judge::bench_processes(ctx.db, pinned.id);
+                           const store::CommitRecord& pinned, std::optional<store::TestbedId> testbed) {
+  auto ok = ok_bench_runs(ctx.db, pinned.id, &testbed);
+  auto processes = judge::bench_processes(ctx.db, pinned.id, testbed);
   if (!ok) return fail(ok.error());
   if (!processes) return fail(processes.error());
   const int want = manifest.runs.per_commit;

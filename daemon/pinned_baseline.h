@@ -22,7 +22,7 @@ Result<std::optional<store::CommitRecord>> find_pinned_baseline(Context& ctx, co
 
 // Runs it up to runs.per_commit ok runs, within runs.max_per_commit processes.
 Status measure_pinned_once(Context& ctx, JobRuns& runs, const runner::Manifest& manifest,
-                           const store::CommitRecord& pinned);
+                           const store::CommitRecord& pinned, std::optional<store::TestbedId> testbed);
 
 // The build slot to keep while `commit` is measured: the previous benchmarked
 // commit's, so undecided comparisons can grow both sides; "" when none.

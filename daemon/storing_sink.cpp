@@ -34,9 +34,10 @@ store::SummaryRecord make_summary(store::RunId run, store::VariantId variant, st
 }
 
 StoringSink::StoringSink(store::Database& db, store::RunId run, const runner::Manifest& manifest,
-                         json extra_provenance, std::function<void(const runner::SweepProgress&)> progress)
+                         json extra_provenance, std::function<void(const runner::SweepProgress&)> progress,
+                         std::string testbed_name, std::string testbed_host)
     : db_(db), writer_(db), run_(run), manifest_(manifest), extra_provenance_(std::move(extra_provenance)),
-      progress_(std::move(progress)) {
+      progress_(std::move(progress)), testbed_name_(std::move(testbed_name)), testbed_host_(std::move(testbed_host)) {
   for (const auto& p : manifest_.points) specs_[p.key] = &p;
 }
 
@@ -55,11 +56,16 @@ void StoringSink::on_header(const json& header) {
   char host[256] = {};
   ::gethostname(host, sizeof host - 1);
   store::TestbedRecord bed;
-  bed.hostname = host;
+  bed.hostname = testbed_host_.empty() ? std::string(host) : testbed_host_;
   bed.backend = backend_ == "cuda" ? store::Backend::kCuda : store::Backend::kCpu;
   bed.device_name = device;
-  // Noise is a property of a machine and its device: one testbed each.
-  bed.name = bed.hostname + "/" + backend_ + "/" + device;
+  // Noise is a property of a machine and its device: one testbed each,
+  // unless the executor groups them (the GPUs of one model, a partition).
+  bed.name = testbed_name_.empty() ? "{host}/{backend}/{device}" : testbed_name_;
+  for (const auto& [key, value] : {std::pair<std::string, std::string>{"{host}", host}, {"{backend}", backend_},
+                                   {"{device}", device}}) {
+    for (std::size_t at; (at = bed.name.find(key)) != std::string::npos;) bed.name.replace(at, key.size(), value);
+  }
   auto id = writer_.ensure_testbed(bed);
   if (!id) {
     keep(fail(id.error()));

@@ -20,8 +20,11 @@ namespace perfwatch::daemon {
 class StoringSink : public runner::RunSink {
  public:
   // `extra_provenance` is merged into the header (toolchain, recorded env...).
+  // `testbed_name` and `testbed_host` are the executor's (executor.h,
+  // Placement): empty, the testbed is "{host}/{backend}/{device}" of this host.
   StoringSink(store::Database& db, store::RunId run, const runner::Manifest& manifest,
-              nlohmann::json extra_provenance, std::function<void(const runner::SweepProgress&)> progress);
+              nlohmann::json extra_provenance, std::function<void(const runner::SweepProgress&)> progress,
+              std::string testbed_name = "", std::string testbed_host = "");
 
   void on_header(const nlohmann::json& header) override;
   void on_variant(const nlohmann::json& line) override;
@@ -59,6 +62,7 @@ class StoringSink : public runner::RunSink {
   const runner::Manifest& manifest_;
   nlohmann::json extra_provenance_;
   std::function<void(const runner::SweepProgress&)> progress_;
+  std::string testbed_name_, testbed_host_;
   std::map<std::string, const runner::PointSpec*> specs_;  // the manifest's points by key
   std::map<std::string, store::VariantId> variants_;
   std::map<std::string, store::PointId> points_;

@@ -1,6 +1,8 @@
 #include "daemon/watcher.h"
 
+#include <algorithm>
 #include <chrono>
+#include <memory>
 #include <thread>
 
 #include "daemon/bench_commit.h"
@@ -28,7 +30,9 @@ std::string trim(std::string s) {
 
 Watcher::Watcher(store::Database& db, EventLog& log, const WatchOptions& options, store::RepoId repo,
                  std::string branch)
-    : options_(options), ctx_(db, log, options_, repo), branch_(std::move(branch)) {}
+    : options_(options), ctx_(db, log, options_, repo), branch_(std::move(branch)) {
+  ctx_.testbed = options_.executor.testbeds.front();
+}
 
 Result<std::unique_ptr<Watcher>> Watcher::open(store::Database& db, const WatchOptions& options, EventLog& log) {
   runner::Git git(options.repo);
@@ -162,17 +166,22 @@ Result<int> Watcher::poll() {
   store::JobQueue queue(ctx_.db);
   for (const auto& batch : batches) {
     for (const auto& sha : batch.shas) {
-      store::JobRequest r;
-      r.repo_id = ctx_.repo;
-      r.commit_sha = sha;
-      r.branch = branch_;
-      r.kind = batch.kind;
-      auto q = queue.enqueue(r);
-      if (!q) return fail(q.error());
-      if (q->created) {
-        ++created;
-        ctx_.log.event("enqueue").commit(sha).add("job", static_cast<long long>(q->id)).add(
-            "kind", std::string(store::to_string(batch.kind)));
+      // Every testbed measures every commit.
+      for (const auto& testbed : options_.executor.testbeds) {
+        store::JobRequest r;
+        r.repo_id = ctx_.repo;
+        r.commit_sha = sha;
+        r.branch = branch_;
+        r.kind = batch.kind;
+        r.testbed = testbed.name;
+        auto q = queue.enqueue(r);
+        if (!q) return fail(q.error());
+        if (q->created) {
+          ++created;
+          auto e = ctx_.log.event("enqueue");
+          e.commit(sha).add("job", static_cast<long long>(q->id)).add("kind", std::string(store::to_string(batch.kind)));
+          if (!testbed.name.empty()) e.add("testbed", testbed.name);
+        }
       }
     }
   }
@@ -184,45 +193,50 @@ Result<int> Watcher::poll() {
   return created;
 }
 
-Result<bool> Watcher::work_one() {
-  store::JobQueue queue(ctx_.db);
-  auto claimed = queue.claim_next();
+Result<bool> Watcher::work_one() { return daemon::work_one(ctx_); }
+
+Result<bool> work_one(Context& ctx) {
+  store::JobQueue queue(ctx.db);
+  std::optional<std::string> only;
+  if (ctx.options.executor.testbeds.size() > 1) only = ctx.testbed.name;
+  auto claimed = queue.claim_next(only);
   if (!claimed) return fail(claimed.error());
   if (!*claimed) return false;
   const store::JobRecord& job = **claimed;
-  ctx_.log.event("claim")
+  ctx.log.event("claim")
       .commit(job.commit_sha)
       .add("job", static_cast<long long>(job.id))
       .add("kind", std::string(store::to_string(job.kind)))
       .add("attempt", static_cast<long long>(job.attempts))
-      .add("confirm", job.options.contains("confirm") ? "yes" : "no");
+      .add("confirm", job.options.contains("confirm") ? "yes" : "no")
+      .add("testbed", job.testbed.empty() ? std::string("-") : job.testbed);
   store::JobProgress claimed_progress;
   claimed_progress.job_id = job.id;
   claimed_progress.step = store::JobStep::kClaimed;
   claimed_progress.commit = job.commit_sha;
-  (void)store::JobProgressWriter(ctx_.db).set(claimed_progress);
+  (void)store::JobProgressWriter(ctx.db).set(claimed_progress);
   auto t0 = Clock::now();
-  Result<JobResult> result = job.kind == store::JobKind::kNoise ? run_noise_job(ctx_, job) : run_commit_job(ctx_, job);
+  Result<JobResult> result = job.kind == store::JobKind::kNoise ? run_noise_job(ctx, job) : run_commit_job(ctx, job);
   // Interrupted by a stop request (between runs, or a run cut off): left
   // running for the next start, and counted as a stop, not as an attempt.
-  if (ctx_.stopping() && (!result || result->state == store::JobState::kRunning ||
+  if (ctx.stopping() && (!result || result->state == store::JobState::kRunning ||
                           result->state == store::JobState::kFailed)) {
     const std::string why = "interrupted: the daemon was asked to stop; the next start redoes the job";
     if (auto s = queue.interrupted_by_stop(job.id, why); !s) return fail(s.error());
-    ctx_.log.event("interrupted").commit(job.commit_sha).add("job", static_cast<long long>(job.id)).add(
+    ctx.log.event("interrupted").commit(job.commit_sha).add("job", static_cast<long long>(job.id)).add(
         "message", result ? result->message : result.error().to_string());
     return false;
   }
   if (!result) {
     // The daemon's own failure (the store): the job is left running, so the
     // next start finds it cut off and redoes it.
-    ctx_.log.event("job").commit(job.commit_sha).add("job", static_cast<long long>(job.id)).add("status", "error").add(
+    ctx.log.event("job").commit(job.commit_sha).add("job", static_cast<long long>(job.id)).add("status", "error").add(
         "message", result.error().to_string());
     return fail(result.error());
   }
   if (result->state == store::JobState::kRunning) {
     // Interrupted by a stop request: left running, redone at the next start.
-    ctx_.log.event("interrupted").commit(job.commit_sha).add("job", static_cast<long long>(job.id)).add(
+    ctx.log.event("interrupted").commit(job.commit_sha).add("job", static_cast<long long>(job.id)).add(
         "message", result->message);
     return false;
   }
@@ -232,9 +246,9 @@ Result<bool> Watcher::work_one() {
   ended.step = store::final_step(result->state).value_or(store::JobStep::kDone);
   ended.commit = job.commit_sha;
   ended.message = result->message;
-  (void)store::JobProgressWriter(ctx_.db).set(ended);
+  (void)store::JobProgressWriter(ctx.db).set(ended);
   const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
-  ctx_.log.event("done")
+  ctx.log.event("done")
       .commit(job.commit_sha)
       .add("job", static_cast<long long>(job.id))
       .add("status", std::string(store::to_string(result->state)))
@@ -246,6 +260,7 @@ Result<bool> Watcher::work_one() {
 }
 
 Status Watcher::run(const std::atomic<bool>& stop) {
+  if (options_.executor.testbeds.size() > 1) return run_testbeds(stop);
   ctx_.stop = &stop;
   if (auto s = recover(); !s) return s;
   auto last_poll = Clock::time_point{};
@@ -278,6 +293,79 @@ Status Watcher::run(const std::atomic<bool>& stop) {
       }
     }
   }
+}
+
+Status Watcher::run_testbeds(const std::atomic<bool>& stop) {
+  ctx_.stop = &stop;
+  if (auto s = recover(); !s) return s;
+  if (auto p = poll(); !p) ctx_.log.event("poll").add("status", "failed").add("message", p.error().to_string());
+  auto last_poll = Clock::now();
+
+  struct Worker {
+    WatchOptions options;
+    ExecutorTestbed testbed;
+    Status status;
+    std::atomic<bool> finished{false};
+  };
+  std::vector<std::unique_ptr<Worker>> workers;
+  std::vector<std::jthread> threads;
+  for (const auto& t : options_.executor.testbeds) {
+    auto w = std::make_unique<Worker>();
+    w->options = options_;
+    // Build folders and logs of their own: testbeds build concurrently.
+    w->options.state_dir = options_.state_dir / "testbeds" / t.name;
+    w->testbed = t;
+    workers.push_back(std::move(w));
+  }
+  for (auto& w : workers) {
+    threads.emplace_back([this, &stop, w = w.get()] {
+      auto db = store::Database::open(ctx_.db.path());
+      if (!db) {
+        w->status = fail(db.error());
+        w->finished = true;
+        return;
+      }
+      Context ctx(*db, ctx_.log, w->options, ctx_.repo);
+      ctx.testbed = w->testbed;
+      ctx.stop = &stop;
+      ctx.webhook = ctx_.webhook;
+      ctx.delivers_webhooks = false;
+      while (!stop) {
+        auto worked = daemon::work_one(ctx);
+        if (!worked) {
+          w->status = fail(worked.error());
+          break;
+        }
+        if (*worked) continue;
+        if (options_.once) break;  // its queue is empty; --once polls only once
+        std::this_thread::sleep_for(std::chrono::milliseconds(250));
+      }
+      w->finished = true;
+    });
+  }
+
+  auto last_delivery = Clock::now();
+  const auto all_finished = [&] {
+    return std::all_of(workers.begin(), workers.end(), [](const auto& w) { return w->finished.load(); });
+  };
+  Status delivered;
+  while (!stop && !all_finished()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (!options_.once && Clock::now() - last_poll > std::chrono::duration<double>(options_.interval_s)) {
+      if (auto p = poll(); !p) ctx_.log.event("poll").add("status", "failed").add("message", p.error().to_string());
+      last_poll = Clock::now();
+    }
+    if (Clock::now() - last_delivery >= std::chrono::seconds(1)) {
+      // A store error here is the daemon's: returned once the workers end.
+      if (auto s = deliver_webhooks(ctx_); !s && delivered) delivered = s;
+      last_delivery = Clock::now();
+    }
+  }
+  threads.clear();  // joins: a stop ends the workers between runs
+  if (!delivered) return delivered;
+  for (const auto& w : workers)
+    if (!w->status) return w->status;
+  return deliver_webhooks(ctx_);
 }
 
 }  // namespace perfwatch::daemon

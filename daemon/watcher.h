@@ -12,6 +12,13 @@
 // then oldest) and runs it (commit_job.h; noise jobs: noise.h); whatever
 // happens to the commit, the job ends done, failed or skipped with a
 // message, and the queue moves on. Only a store failure is an error.
+//
+// With an executor of several testbeds (executor.h: a Slurm cluster's
+// partitions, a machine's GPU models) every new commit gets a job per
+// testbed, and each testbed has a worker thread of its own -- its own
+// connection to the store, build folders under <state>/testbeds/<name>/ --
+// that works only its testbed's jobs, so a commit is measured on all of
+// them at once. The main thread polls the branch and delivers webhooks.
 #pragma once
 
 #include <atomic>
@@ -22,6 +29,10 @@
 #include "daemon/context.h"
 
 namespace perfwatch::daemon {
+
+// Claims the next job of `ctx.testbed` (of any testbed when the context's
+// executor has one) and works it; false when there was none.
+Result<bool> work_one(Context& ctx);
 
 class Watcher {
  public:
@@ -54,6 +65,8 @@ class Watcher {
   Status run(const std::atomic<bool>& stop);
 
  private:
+  // Several testbeds: a worker each, while this thread polls and delivers.
+  Status run_testbeds(const std::atomic<bool>& stop);
   Watcher(store::Database& db, EventLog& log, const WatchOptions& options, store::RepoId repo, std::string branch);
   WatchOptions options_;
   Context ctx_;

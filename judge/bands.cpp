@@ -111,7 +111,7 @@ std::string Bands::describe(const analysis::NoiseBand& band, const store::NoiseE
 }
 
 Result<store::NoiseBandRecord> Bands::publish(store::TestbedId testbed, const std::string& variant,
-                                              store::PointId point) {
+                                              store::PointId point, const std::string& note) {
   auto totals = store::NoiseEvidenceReader(db_).totals(testbed, variant, point, /*paired=*/false);
   if (!totals) return fail(totals.error());
   analysis::NoiseBand b = analysis::noise_band(evidence_of(*totals), policy_);
@@ -120,7 +120,7 @@ Result<store::NoiseBandRecord> Bands::publish(store::TestbedId testbed, const st
   rec.variant = variant;
   rec.point_id = point;
   rec.band_rel = b.rel_halfwidth();
-  rec.method = describe(b, *totals, policy_);
+  rec.method = describe(b, *totals, policy_) + note;
   rec.k_runs = totals->aa.runs;
   rec.calibrated = b.calibrated;
   rec.source = !b.calibrated ? store::NoiseSource::kDefault

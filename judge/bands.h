@@ -51,8 +51,11 @@ class Bands {
                             const std::string& source, const std::vector<double>& a, const std::vector<double>& b);
 
   // Stores the band of variant x point as the dashboard shows it (all the
-  // evidence), with how it was computed. Returns the record written.
-  Result<store::NoiseBandRecord> publish(store::TestbedId testbed, const std::string& variant, store::PointId point);
+  // evidence), with how it was computed (and `note`, appended: what the
+  // calibration knows of its runs, such as the GPUs they spread over).
+  // Returns the record written.
+  Result<store::NoiseBandRecord> publish(store::TestbedId testbed, const std::string& variant, store::PointId point,
+                                         const std::string& note = "");
 
   // "95% band for the difference of two 3-run means: t(0.975, 14 df) x s x sqrt(2/3), s = 1.2% run to run,
   //  from 10 A/A runs (9 df) and 3 commits' runs (5 df)" -- or the default's explanation.

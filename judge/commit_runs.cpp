@@ -52,11 +52,15 @@ Result<CommitRuns> commit_runs(store::Database& db, store::CommitId commit, stor
   return out;
 }
 
-Result<int> bench_processes(store::Database& db, store::CommitId commit) {
+Result<int> bench_processes(store::Database& db, store::CommitId commit, std::optional<store::TestbedId> testbed) {
   auto runs = store::RunReader(db).runs_of_commit(commit);
   if (!runs) return fail(runs.error());
   int n = 0;
-  for (const auto& r : *runs) n += r.kind == store::RunKind::kBench && r.status != store::RunStatus::kCutOff;
+  for (const auto& r : *runs) {
+    if (r.kind != store::RunKind::kBench || r.status == store::RunStatus::kCutOff || r.status == store::RunStatus::kLost)
+      continue;
+    n += !testbed || !r.testbed_id || *r.testbed_id == *testbed;
+  }
   return n;
 }
 

@@ -66,7 +66,11 @@ Result<CommitRuns> commit_runs(store::Database& db, store::CommitId commit, stor
 // ended by the daemon's stop or death, not by anything the commit did; were
 // it counted, each crash of the daemon would take a run from the commit's
 // evidence for good (fault_kill_bench saw a regression left unflagged so).
-// Cut-offs stay bounded: a job cut off max_attempts times is given up.
-Result<int> bench_processes(store::Database& db, store::CommitId commit);
+// Cut-offs stay bounded: a job cut off max_attempts times is given up. Nor
+// does `lost` count (the executor lost it: a Slurm job preempted, its node
+// failed). The budget is per testbed: the runs on `testbed`, and those that
+// never said where they ran (a failed build), which count on every testbed
+// so that a commit that cannot build is not retried without end.
+Result<int> bench_processes(store::Database& db, store::CommitId commit, std::optional<store::TestbedId> testbed);
 
 }  // namespace perfwatch::judge

@@ -107,8 +107,8 @@ Result<std::vector<ConfirmRequest>> unexplained_change_points(store::Database& d
         const analysis::RunRequest more = analysis::confirmation_runs(comparisons[k], confirm_budget);
         if (more.add_a == 0 && more.add_b == 0) continue;  // at budget: nothing more to learn there
         // Nor where both commits have had every process the manifest allows.
-        auto a_processes = bench_processes(db, entries[k - 1]->commit_id);
-        auto b_processes = bench_processes(db, entries[k]->commit_id);
+        auto a_processes = bench_processes(db, entries[k - 1]->commit_id, testbed);
+        auto b_processes = bench_processes(db, entries[k]->commit_id, testbed);
         if (!a_processes) return fail(a_processes.error());
         if (!b_processes) return fail(b_processes.error());
         if (*a_processes >= scope.max_processes && *b_processes >= scope.max_processes) continue;

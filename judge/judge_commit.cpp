@@ -206,7 +206,7 @@ class Judging {
       // only once its neighbours are at their budget.
       auto settled = [&](store::CommitId id) -> Result<bool> {
         if (id == 0) return true;
-        auto processes = bench_processes(db_, id);
+        auto processes = bench_processes(db_, id, r_.testbed);
         if (!processes) return fail(processes.error());
         return *processes >= manifest_.runs.max_per_commit;
       };

@@ -3,6 +3,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "runner/launcher.h"
+
 namespace perfwatch::runner {
 
 std::string probe_toolchain() {
@@ -34,7 +36,7 @@ std::string probe_toolchain() {
 }
 
 BuildOutcome run_build(const Manifest& manifest, const std::filesystem::path& checkout, const std::filesystem::path& log_path,
-                       ChildWatch watch) {
+                       ChildWatch watch, const std::vector<std::string>& launcher) {
   BuildOutcome b;
   b.command = manifest.build.command;
   b.log_path = log_path;
@@ -63,7 +65,7 @@ BuildOutcome run_build(const Manifest& manifest, const std::filesystem::path& ch
   spec.workdir = *workdir;
   spec.timeout_s = manifest.build.timeout_s;
   spec.watch = std::move(watch);
-  b.process = run_logged(spec, log_path);
+  b.process = run_logged(through(launcher, std::move(spec)), log_path);
   return b;
 }
 

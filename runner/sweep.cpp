@@ -6,6 +6,7 @@
 
 #include "analysis/summary.h"
 #include "common/text.h"
+#include "runner/launcher.h"
 #include "runner/process.h"
 #include "runner/protocol.h"
 
@@ -257,7 +258,7 @@ SweepResult run_sweep(const SweepRequest& req, RunSink& sink) {
   }
   for (const auto& [k, v] : req.extra_env) spec.env[k] = v;
   spec.watch = req.watch;
-  auto child = LineChild::start(spec, req.stderr_log);
+  auto child = LineChild::start(through(req.launcher, std::move(spec)), req.stderr_log);
   if (!child) return finish(RunStatus::kFailedToStart, child.error().to_string());
 
   Session session(req, sink, *protocol, **child);

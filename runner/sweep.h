@@ -75,7 +75,9 @@ struct SweepRequest {
   std::filesystem::path stderr_log;    // the bench's stderr, kept whole
   std::vector<PointSpec> points;       // empty = all of the manifest's
   std::uint64_t seed = 0;              // 0 = the bench picks one (reported in its header)
-  std::map<std::string, std::string> extra_env;
+  std::map<std::string, std::string> extra_env;  // on top of bench.env (CUDA_VISIBLE_DEVICES of a GPU slot)
+  // Runs the bench elsewhere (launcher.h: `srun ... --`); empty: here.
+  std::vector<std::string> launcher;
   // The perfwatch executable that runs a manifest's bench.adapter
   // (`<it> adapter --kind K`); empty = this process's own (/proc/self/exe).
   std::filesystem::path self_executable;

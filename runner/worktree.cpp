@@ -68,4 +68,24 @@ Result<Worktree> Worktree::checkout(const Git& git, const fs::path& dir_in, cons
   return Worktree(std::move(impl));
 }
 
+Result<Worktree> Worktree::use(const fs::path& dir_in, const std::string& sha) {
+  std::error_code ec;
+  fs::path dir = fs::absolute(dir_in, ec);
+  auto impl = std::make_unique<Impl>();
+  impl->root = dir;
+  impl->sha = sha;
+  fs::path lock_path = dir.string() + ".lock";
+  impl->lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (impl->lock_fd < 0) return fail(io_error(lock_path.string(), std::strerror(errno)));
+  if (::flock(impl->lock_fd, LOCK_SH | LOCK_NB) != 0) {
+    return fail(Error{ErrorCode::kFailed, dir.string(), "another perfwatch process is checking out or building here"});
+  }
+  auto head = Git(dir, 60).run({"rev-parse", "HEAD"});
+  if (!head) return fail(head.error());
+  if (head->rfind(sha, 0) != 0) {
+    return fail(Error{ErrorCode::kInternal, dir.string(), "holds " + *head + ", not " + sha + ": build it first"});
+  }
+  return Worktree(std::move(impl));
+}
+
 }  // namespace perfwatch::runner

@@ -3,8 +3,10 @@
 //
 // The worktree is persistent per watched repo: moved from commit to commit,
 // with ignored files (build folders) kept, so builds are incremental. A
-// Worktree object is the lease on it: it holds an exclusive lock for its
-// lifetime, so two perfwatch processes never build in the same folder.
+// Worktree object is the lease on it: a checkout holds an exclusive lock for
+// its lifetime, so two perfwatch processes never build in the same folder;
+// benches of a build already there share it (use()), several at once (the
+// runs of one commit on a machine's GPUs), and keep a checkout out meanwhile.
 #pragma once
 
 #include <filesystem>
@@ -22,6 +24,11 @@ class Worktree {
   // stale one), takes the lock (fails at once if another process holds it),
   // checks out `sha` detached, and removes untracked files that are not ignored.
   static Result<Worktree> checkout(const Git& git, const std::filesystem::path& dir, const std::string& sha);
+
+  // A shared lease on `dir` as it is, which must hold `sha` checked out (a
+  // build of it done there): no checkout, no clean. Fails at once if a
+  // checkout holds the lock, or `dir` holds another commit.
+  static Result<Worktree> use(const std::filesystem::path& dir, const std::string& sha);
 
   Worktree(Worktree&&) noexcept;
   Worktree& operator=(Worktree&&) noexcept;

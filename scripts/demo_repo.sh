@@ -11,6 +11,7 @@
 #   DEMO_DIR          default .perfwatch/demo (CPU), .perfwatch/demo-cuda (CUDA)
 #   PERFWATCH=path/to/perfwatch   the binary (default: build/perfwatch)
 #   PERFWATCH_DEMO_BACKEND        what --backend says (default auto)
+#   PERFWATCH_EXECUTOR=FILE       the watch's --executor (README, "Run it on a GPU box")
 #
 # The CPU history, created only if DEMO_DIR/repo does not exist yet:
 #   1. baseline: kernels/ with three variants (block_t 32 and 64, 4 and 8 warps)
@@ -281,6 +282,6 @@ fi
 first=$(git -C "$repo" rev-list --max-parents=0 HEAD)
 if [ "$backend" = cuda ]; then label=CUDA; else label=CPU; fi
 echo "demo_repo.sh: perfwatch watch --once on $repo ($label backend); one log line per event" >&2
-"$perfwatch" --db "$db" watch --repo "$repo" --since "$first" --once
+"$perfwatch" --db "$db" watch --repo "$repo" --since "$first" --once ${PERFWATCH_EXECUTOR:+--executor "$PERFWATCH_EXECUTOR"}
 
 PERFWATCH="$perfwatch" "$root/scripts/demo_summary.sh" "$db" "$repo" "$backend"

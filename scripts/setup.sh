@@ -15,10 +15,17 @@ packages=(
   # with clang; clang 16 is the first that compiles libstdc++ 12's std::expected.
   clang-16 libclang-rt-16-dev
 )
-# The browser test drives Debian's chromium; only the test command needs it.
-if [[ "${1:-}" == "--with-browser" ]]; then
-  packages+=(chromium)
-fi
+# Only the test command needs these: the browser test drives Debian's
+# chromium; the Slurm executor's test starts a single-node Slurm (slurmctld,
+# slurmd, munged) on this machine.
+for option in "$@"; do
+  case $option in
+    --with-browser) packages+=(chromium) ;;
+    --with-slurm) packages+=(slurm-wlm munge) ;;
+    --for-tests) packages+=(chromium slurm-wlm munge) ;;
+    *) echo "setup: unknown option '$option' (--with-browser, --with-slurm, --for-tests)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

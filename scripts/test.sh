@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-./scripts/setup.sh --with-browser
+./scripts/setup.sh --for-tests
 # The dashboard embeds uPlot from npm (web/package-lock.json pins it).
 (cd web && npm ci --no-audit --no-fund --loglevel=error)
 build=${PERFWATCH_BUILD_DIR:-build}
@@ -49,5 +49,5 @@ if [[ "${PERFWATCH_SANITIZE:-1}" != 0 ]]; then
   cmake --build "$san"
   ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1 \
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    ctest --test-dir "$san" --output-on-failure -j "$(nproc)" -LE 'slow|kit|e2e' -E '^web_browser_test$'
+    ctest --test-dir "$san" --output-on-failure -j "$(nproc)" -LE 'slow|kit|e2e|slurm' -E '^web_browser_test$'
 fi

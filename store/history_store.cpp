@@ -320,7 +320,7 @@ Result<StoreMetrics> HistoryReader::metrics() {
       m.jobs_by_state[s] = 0;
     for (auto s : {RunStatus::kRunning, RunStatus::kOk, RunStatus::kBuildFailed, RunStatus::kCrashed,
                    RunStatus::kTimeout, RunStatus::kProtocolError, RunStatus::kCutOff, RunStatus::kFailed,
-                   RunStatus::kStoreFailed})
+                   RunStatus::kStoreFailed, RunStatus::kLost})
       m.runs_by_status[s] = 0;
     {
       Query q(db_, "SELECT state, count(*) AS n FROM jobs GROUP BY state");

@@ -41,20 +41,25 @@ Result<Enqueued> JobQueue::enqueue(const JobRequest& r) {
     Transaction tx(db_);
     detail::check(tx.status());
     // A live job of the same work first; without `again`, any earlier one.
-    Query existing(db_, std::string("SELECT id FROM jobs WHERE repo_id = :repo AND commit_sha = :sha AND ") + kWork +
-                            " = :work AND (:again = 0 OR state IN ('queued', 'running')) "
+    Query existing(db_, std::string("SELECT id FROM jobs WHERE repo_id = :repo AND commit_sha = :sha AND testbed = :testbed AND ") +
+                            kWork + " = :work AND (:again = 0 OR state IN ('queued', 'running')) "
                             "ORDER BY state IN ('queued', 'running') DESC, id DESC LIMIT 1");
-    existing->bind(":repo", r.repo_id).bind(":sha", r.commit_sha).bind(":work", work_of(r.kind)).bind(":again", r.again);
+    existing->bind(":repo", r.repo_id)
+        .bind(":sha", r.commit_sha)
+        .bind(":testbed", r.testbed)
+        .bind(":work", work_of(r.kind))
+        .bind(":again", r.again);
     if (existing->step()) return Enqueued{existing->get<JobId>("id"), false};
     Query q(db_,
-            "INSERT INTO jobs (repo_id, commit_sha, branch, kind, priority, options_json, enqueued_at) "
-            "VALUES (:repo, :sha, :branch, :kind, :priority, :options, :now) RETURNING id");
+            "INSERT INTO jobs (repo_id, commit_sha, branch, kind, priority, options_json, testbed, enqueued_at) "
+            "VALUES (:repo, :sha, :branch, :kind, :priority, :options, :testbed, :now) RETURNING id");
     q->bind(":repo", r.repo_id)
         .bind(":sha", r.commit_sha)
         .bind(":branch", r.branch)
         .bind(":kind", to_string(r.kind))
         .bind(":priority", r.priority)
         .bind(":options", r.options)
+        .bind(":testbed", r.testbed)
         .bind(":now", db_.now());
     Enqueued out{q->returning<JobId>("id"), true};
     detail::check(tx.commit());
@@ -62,15 +67,16 @@ Result<Enqueued> JobQueue::enqueue(const JobRequest& r) {
   });
 }
 
-Result<std::optional<JobRecord>> JobQueue::claim_next() {
+Result<std::optional<JobRecord>> JobQueue::claim_next(const std::optional<std::string>& testbed) {
   return guard(db_, "claim next job", [&]() -> std::optional<JobRecord> {
     Transaction tx(db_);
     detail::check(tx.status());
     JobId id = 0;
     {
       Query q(db_,
-              "SELECT id FROM jobs WHERE state = 'queued' "
+              "SELECT id FROM jobs WHERE state = 'queued' AND (:any OR testbed = :testbed) "
               "ORDER BY priority DESC, coalesce(queue_position, id) LIMIT 1");
+      q->bind(":any", !testbed.has_value()).bind(":testbed", testbed.value_or(""));
       if (!q->step()) return std::nullopt;
       id = q->get<JobId>("id");
     }
@@ -159,9 +165,9 @@ Result<Recovery> JobQueue::recover_after_crash(int max_attempts) {
       }
       out.cut_off.push_back(job.id);
       Query q(db_,
-              "INSERT INTO jobs (repo_id, commit_sha, branch, kind, attempts, stops, priority, options_json, retry_of, "
+              "INSERT INTO jobs (repo_id, commit_sha, branch, kind, attempts, stops, priority, options_json, testbed, retry_of, "
               "  queue_position, enqueued_at, message) "
-              "SELECT repo_id, commit_sha, branch, kind, attempts, stops, priority, options_json, id, "
+              "SELECT repo_id, commit_sha, branch, kind, attempts, stops, priority, options_json, testbed, id, "
               "  coalesce(queue_position, id), :now, :message FROM jobs WHERE id = :id "
               "RETURNING id");
       q->bind(":now", now)
@@ -220,18 +226,21 @@ Result<Requeued> JobQueue::requeue(std::optional<RepoId> repo, std::string_view 
                                              " (only a given-up job is re-queued)");
     }
     {
-      Query q(db_, std::string("SELECT id, state FROM jobs WHERE repo_id = :repo AND commit_sha = :sha AND ") + kWork +
-                       " = :work AND state IN ('queued', 'running') LIMIT 1");
-      q->bind(":repo", given_up->repo_id).bind(":sha", sha).bind(":work", work_of(given_up->kind));
+      Query q(db_, std::string("SELECT id, state FROM jobs WHERE repo_id = :repo AND commit_sha = :sha AND testbed = :testbed AND ") +
+                       kWork + " = :work AND state IN ('queued', 'running') LIMIT 1");
+      q->bind(":repo", given_up->repo_id)
+          .bind(":sha", sha)
+          .bind(":testbed", given_up->testbed)
+          .bind(":work", work_of(given_up->kind));
       if (q->step())
         raise(ErrorCode::kInvalidArgument, "commit " + sha.substr(0, 10) + ": job " +
                                                std::to_string(q->get<JobId>("id")) + " of it is " +
                                                q->get<std::string>("state") + " already");
     }
     Query q(db_,
-            "INSERT INTO jobs (repo_id, commit_sha, branch, kind, attempts, stops, priority, options_json, retry_of, "
+            "INSERT INTO jobs (repo_id, commit_sha, branch, kind, attempts, stops, priority, options_json, testbed, retry_of, "
             "  queue_position, enqueued_at, message) "
-            "SELECT repo_id, commit_sha, branch, kind, 0, 0, priority, options_json, id, "
+            "SELECT repo_id, commit_sha, branch, kind, 0, 0, priority, options_json, testbed, id, "
             "  coalesce(queue_position, id), :now, :message FROM jobs WHERE id = :id "
             "RETURNING id");
     q->bind(":now", db_.now())

@@ -32,6 +32,7 @@ struct JobRequest {
   // backfill are the same work; noise is other work), in any state, is not
   // queued again. true: queue it again unless one is queued or running.
   bool again = false;
+  std::string testbed;  // the executor's testbed to measure on; empty: the daemon's only one
 };
 
 struct Enqueued {
@@ -62,8 +63,9 @@ class JobQueue {
 
   // In one transaction: the queued job of highest priority (oldest first
   // among equals) becomes running, attempts + 1, started_at = now.
-  // nullopt when nothing is queued.
-  Result<std::optional<JobRecord>> claim_next();
+  // nullopt when nothing is queued. With `testbed`, only that testbed's jobs
+  // (each testbed's worker claims its own).
+  Result<std::optional<JobRecord>> claim_next(const std::optional<std::string>& testbed = std::nullopt);
 
   // Ends a job: running -> done | failed | skipped; queued -> skipped (a
   // commit that no longer exists). kInvalidArgument for another transition.

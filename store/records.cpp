@@ -15,7 +15,7 @@ constexpr Words<BuildStatus, 3> kBuildStatus{{
 constexpr Words<Backend, 2> kBackend{{{Backend::kCpu, "cpu"}, {Backend::kCuda, "cuda"}}};
 constexpr Words<RunKind, 3> kRunKind{{
     {RunKind::kBench, "bench"}, {RunKind::kNoise, "noise"}, {RunKind::kBaselineRerun, "baseline-rerun"}}};
-constexpr Words<RunStatus, 9> kRunStatus{{{RunStatus::kRunning, "running"},
+constexpr Words<RunStatus, 10> kRunStatus{{{RunStatus::kRunning, "running"},
                                           {RunStatus::kOk, "ok"},
                                           {RunStatus::kBuildFailed, "build_failed"},
                                           {RunStatus::kCrashed, "crashed"},
@@ -23,7 +23,8 @@ constexpr Words<RunStatus, 9> kRunStatus{{{RunStatus::kRunning, "running"},
                                           {RunStatus::kProtocolError, "protocol_error"},
                                           {RunStatus::kCutOff, "cut_off"},
                                           {RunStatus::kFailed, "failed"},
-                                          {RunStatus::kStoreFailed, "store_failed"}}};
+                                          {RunStatus::kStoreFailed, "store_failed"},
+                                          {RunStatus::kLost, "lost"}}};
 constexpr Words<VariantStatus, 2> kVariantStatus{{{VariantStatus::kOk, "ok"}, {VariantStatus::kInfeasible, "infeasible"}}};
 constexpr Words<CheckStatus, 4> kCheckStatus{{{CheckStatus::kOk, "ok"},
                                               {CheckStatus::kIncorrect, "incorrect"},

@@ -41,6 +41,8 @@ enum class RunStatus {
   kCutOff,         // the daemon was killed while the run was in progress
   kFailed,         // anything else that stopped it
   kStoreFailed,    // the store refused a write (disk full, I/O error): ended at once, the error in its message
+  kLost,           // the executor lost the process (a Slurm job cancelled, preempted, timed out, its node
+                   // failed): no verdict on the commit, not counted against the budget, re-queued
 };
 enum class VariantStatus { kOk, kInfeasible };
 enum class CheckStatus { kOk, kIncorrect, kInfeasible, kUnknown };
@@ -184,6 +186,11 @@ struct RunRecord {
   nlohmann::json provenance = nlohmann::json::object();
   nlohmann::json manifest = nlohmann::json::object();  // the manifest used
   std::int64_t trial_count = 0;  // kept by the store: trials stored so far
+  // Where the executor put the process: {"executor": "local-gpus", "gpu_index": 3,
+  // "gpu_uuid": "GPU-...", "gpu_name": "NVIDIA H200"} or {"executor": "slurm",
+  // "slurm_job_id": 41, "partition": "hopper", "node": "gpu07", ...}; {} for local.
+  nlohmann::json placement = nlohmann::json::object();
+  std::string device_uuid;  // the GPU's UUID when the executor knows it
 
   friend bool operator==(const RunRecord&, const RunRecord&) = default;
 };
@@ -453,6 +460,7 @@ struct JobRecord {
   std::int64_t stops = 0;
   std::int64_t priority = 0;  // higher is claimed first; ties in enqueue order
   nlohmann::json options = nlohmann::json::object();  // e.g. {"runs": 5}
+  std::string testbed;  // the executor's testbed it measures on; empty: the daemon's only one
   std::optional<JobId> retry_of;  // the cut-off (or given-up, re-queued by hand) job this one redoes
   UnixSeconds enqueued_at = 0;
   std::optional<UnixSeconds> started_at;

@@ -89,10 +89,10 @@ Result<RunId> RunWriter::start_run(const RunRecord& r) {
     Query q(db_,
             "INSERT INTO runs (commit_id, build_id, testbed_id, job_id, kind, purpose, status, exit_code, signal, "
             "  message, stdout_tail, stderr_tail, log_path, started_at, finished_at, wall_s, seed, provenance_json, "
-            "  manifest_json) "
+            "  manifest_json, placement_json, device_uuid) "
             "VALUES (:commit, :build, :testbed, :job, :kind, :purpose, :status, :exit_code, :signal, :message, "
             "  :stdout_tail, :stderr_tail, :log_path, :started_at, :finished_at, :wall_s, :seed, :provenance, "
-            "  :manifest) RETURNING id");
+            "  :manifest, :placement, :device_uuid) RETURNING id");
     q->bind(":commit", r.commit_id)
         .bind(":build", r.build_id)
         .bind(":testbed", r.testbed_id)
@@ -111,8 +111,20 @@ Result<RunId> RunWriter::start_run(const RunRecord& r) {
         .bind(":wall_s", r.wall_s)
         .bind(":seed", r.seed)
         .bind(":provenance", r.provenance)
-        .bind(":manifest", r.manifest);
+        .bind(":manifest", r.manifest)
+        .bind(":placement", r.placement)
+        .bind(":device_uuid", r.device_uuid);
     return q->returning<RunId>("id");
+  });
+}
+
+Status RunWriter::set_placement(RunId run, const nlohmann::json& placement, const std::string& device_uuid) {
+  return guard(db_, "set placement of run " + std::to_string(run), [&] {
+    Query q(db_,
+            "UPDATE runs SET placement_json = json_patch(placement_json, :placement), "
+            "  device_uuid = CASE WHEN :uuid = '' THEN device_uuid ELSE :uuid END WHERE id = :id");
+    q->bind(":placement", placement).bind(":uuid", device_uuid).bind(":id", run);
+    q->run();
   });
 }
 
@@ -272,6 +284,15 @@ Result<std::vector<TestbedRecord>> RunReader::testbeds() {
     std::vector<TestbedRecord> out;
     while (q->step()) out.push_back(detail::read_testbed(*q));
     return out;
+  });
+}
+
+Result<std::optional<TestbedRecord>> RunReader::testbed_named(const std::string& name) {
+  return guard(db_, "read testbed " + name, [&]() -> std::optional<TestbedRecord> {
+    Query q(db_, std::string("SELECT ") + detail::kTestbedColumns + " FROM testbeds tb WHERE tb.name = :name");
+    q->bind(":name", name);
+    if (!q->step()) return std::nullopt;
+    return detail::read_testbed(*q);
   });
 }
 

@@ -38,6 +38,10 @@ class RunWriter {
   Status set_provenance(RunId run, std::optional<TestbedId> testbed, const nlohmann::json& provenance,
                         std::optional<std::int64_t> seed);
 
+  // Where the executor put the run (RunRecord::placement), as learned:
+  // `placement` is merged into what is stored.
+  Status set_placement(RunId run, const nlohmann::json& placement, const std::string& device_uuid);
+
   // The variant line of a run. kInvalidArgument for a second variant of the
   // same name, or a second baseline, in one run.
   Result<VariantId> add_variant(const VariantRecord& variant);
@@ -102,6 +106,8 @@ class RunReader {
 
   Result<std::vector<TestbedRecord>> testbeds();
   Result<TestbedRecord> testbed(TestbedId id);
+  // The testbed of that name, if one has measured yet.
+  Result<std::optional<TestbedRecord>> testbed_named(const std::string& name);
 
   Result<BuildRecord> build(BuildId id);
   Result<std::vector<BuildRecord>> builds_of_commit(CommitId commit);  // oldest first

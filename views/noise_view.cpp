@@ -11,8 +11,9 @@ namespace perfwatch::views {
 using nlohmann::json;
 
 Result<NoiseView> noise_view(store::Database& db, std::string commit, int runs, int ok_runs, std::string failure,
-                             const std::vector<store::NoiseBandRecord>& bands) {
-  NoiseView view{std::move(commit), runs, ok_runs, std::move(failure), {}};
+                             const std::vector<store::NoiseBandRecord>& bands,
+                             std::vector<analysis::DeviceOffset> devices) {
+  NoiseView view{std::move(commit), runs, ok_runs, std::move(failure), {}, std::move(devices)};
   store::RunReader reader(db);
   for (const auto& b : bands) {
     auto p = reader.point(b.point_id);
@@ -30,8 +31,17 @@ json noise_document(const NoiseView& v) {
     j["point"] = point_json(e.point);
     bands.push_back(std::move(j));
   }
-  return {{"schema_version", kSchemaVersion}, {"commit", v.commit}, {"runs", v.runs},
-          {"ok_runs", v.ok_runs},          {"failure", v.failure}, {"bands", std::move(bands)}};
+  json doc = {{"schema_version", kSchemaVersion}, {"commit", v.commit}, {"runs", v.runs},
+              {"ok_runs", v.ok_runs},          {"failure", v.failure}, {"bands", std::move(bands)}};
+  if (!v.devices.empty()) {
+    json devices = json::array();
+    for (const auto& d : v.devices) {
+      devices.push_back({{"device", d.device}, {"runs", d.runs}, {"offset_rel", d.offset_rel},
+                         {"p_value", d.p_value}, {"off", d.off}});
+    }
+    doc["devices"] = std::move(devices);
+  }
+  return doc;
 }
 
 std::string noise_text(const NoiseView& v) {
@@ -50,6 +60,14 @@ std::string noise_text(const NoiseView& v) {
                   text::band(e.band.band_rel).c_str(), e.band.calibrated ? "calibrated" : "uncalibrated",
                   e.band.method.c_str());
     out += line;
+  }
+  if (!v.devices.empty()) {
+    out += "\nGPUs (runs spread over them; a GPU that is off is left out of the bands):\n";
+    for (const auto& d : v.devices) {
+      std::snprintf(line, sizeof line, "  %-44s %3d runs  %+7.2f%% against the others  p = %-8.2g %s\n",
+                    d.device.c_str(), d.runs, 100 * d.offset_rel, d.p_value, d.off ? "OFF: left out" : "ok");
+      out += line;
+    }
   }
   return out;
 }

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/device_offsets.h"
 #include "common/result.h"
 #include "store/database.h"
 #include "store/records.h"
@@ -25,11 +26,14 @@ struct NoiseView {
   int ok_runs = 0;
   std::string failure;      // what stopped it early, if anything
   std::vector<NoiseBandEntry> bands;
+  // Runs spread over GPUs: each against the others (analysis/device_offsets.h).
+  std::vector<analysis::DeviceOffset> devices;
 };
 
 // The model: reads each band's point.
 Result<NoiseView> noise_view(store::Database& db, std::string commit, int runs, int ok_runs, std::string failure,
-                             const std::vector<store::NoiseBandRecord>& bands);
+                             const std::vector<store::NoiseBandRecord>& bands,
+                             std::vector<analysis::DeviceOffset> devices = {});
 nlohmann::json noise_document(const NoiseView& view);
 std::string noise_text(const NoiseView& view);
 

@@ -19,6 +19,8 @@
 #               history, a small CPU sweep for noise (K default 3), and the
 #               kit's CPU example (examples/python_cpu) in place of Triton --
 #               the script itself, tested where there is no GPU
+#   --executor FILE  the demo's watch and noise run with this executor config
+#               (examples/executors/local-gpus.json: every GPU of the machine)
 #   --deadline-s S   every phase ends by S seconds after the start (default
 #               540, E2E_DEADLINE_S), leaving time to pack the files: the
 #               device's limit for one command is 600
@@ -45,6 +47,7 @@ die() { echo "e2e.sh: $*" >&2; exit 2; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --cpu) force_cpu=yes; shift ;;
+    --executor) [[ $# -ge 2 && -f $2 ]] || die "--executor needs a config file"; export PERFWATCH_EXECUTOR=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift 2 ;;
     --deadline-s) [[ $# -ge 2 && $2 =~ ^[0-9]+$ ]] || die "--deadline-s needs a number of seconds"; deadline_s=$2; shift 2 ;;
     demo|triton|noise|noise=*) phases+=("$1"); shift ;;
     -h|--help) sed -n '2,/^set -uo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -130,7 +133,7 @@ export TRITON_CACHE_DIR=$work/triton-cache
   if [[ $backend == cuda ]]; then
     python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)' 2>/dev/null || echo "torch/triton: not importable"
   fi
-  echo "perfwatch: $perfwatch (sha256 $(sha256sum "$perfwatch" | cut -c1-16)); MLA_CUDA_ARCHS=${MLA_CUDA_ARCHS:-default}"
+  echo "perfwatch: $perfwatch (sha256 $(sha256sum "$perfwatch" | cut -c1-16)); MLA_CUDA_ARCHS=${MLA_CUDA_ARCHS:-default}; executor: ${PERFWATCH_EXECUTOR:-local}"
   if [[ -f $carried/STAGED.txt ]]; then head -n 1 "$carried/STAGED.txt"; fi
   echo "checkout: $(git -C "$root" rev-parse HEAD 2>/dev/null || echo 'not a git checkout here')"
 } >> "$report" 2>&1
@@ -254,6 +257,7 @@ phase_noise() {
     echo "perfwatch noise --runs $runs on $(git -C "$work/self" log -1 --format=%s)"
     echo "manifest: ${manifest[1]:-perfwatch.json of this checkout}"
   } > "$out/noise.txt"
+  if [[ -n ${PERFWATCH_EXECUTOR:-} ]]; then manifest+=(--executor "$PERFWATCH_EXECUTOR"); fi
   limited 300 "$perfwatch" --db "$dir/perfwatch.db" noise --repo "$work/self" --runs "$runs" "${manifest[@]}" \
     >> "$out/noise.txt" 2> "$work/logs/noise.log"
   rc=$?

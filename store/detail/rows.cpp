@@ -81,6 +81,8 @@ RunRecord read_run(const Statement& s) {
   r.provenance = s.get<nlohmann::json>("provenance_json");
   r.manifest = s.get<nlohmann::json>("manifest_json");
   r.trial_count = s.get<std::int64_t>("trial_count");
+  r.placement = s.get<nlohmann::json>("placement_json");
+  r.device_uuid = s.get<std::string>("device_uuid");
   return r;
 }
 
@@ -294,6 +296,7 @@ JobRecord read_job(const Statement& s) {
   j.finished_at = s.get<std::optional<UnixSeconds>>("finished_at");
   j.message = s.get<std::string>("message");
   j.stops = s.get<std::int64_t>("stops");
+  j.testbed = s.get<std::string>("testbed");
   return j;
 }
 

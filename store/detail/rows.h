@@ -33,7 +33,8 @@ inline constexpr const char* kRunColumns =
     "r.kind AS kind, r.purpose AS purpose, r.status AS status, r.exit_code AS exit_code, r.signal AS signal, "
     "r.message AS message, r.stdout_tail AS stdout_tail, r.stderr_tail AS stderr_tail, r.log_path AS log_path, "
     "r.started_at AS started_at, r.finished_at AS finished_at, r.wall_s AS wall_s, r.seed AS seed, "
-    "r.provenance_json AS provenance_json, r.manifest_json AS manifest_json, r.trial_count AS trial_count";
+    "r.provenance_json AS provenance_json, r.manifest_json AS manifest_json, r.trial_count AS trial_count, "
+    "r.placement_json AS placement_json, r.device_uuid AS device_uuid";
 inline constexpr const char* kVariantColumns =
     "v.id AS id, v.run_id AS run_id, v.name AS name, v.params_json AS params_json, v.is_baseline AS is_baseline, "
     "v.status AS status, v.reason AS reason, v.resources_json AS resources_json";
@@ -84,7 +85,7 @@ inline constexpr const char* kJobColumns =
     "j.id AS id, j.repo_id AS repo_id, j.commit_sha AS commit_sha, j.branch AS branch, j.kind AS kind, "
     "j.state AS state, j.attempts AS attempts, j.priority AS priority, j.options_json AS options_json, "
     "j.retry_of AS retry_of, j.enqueued_at AS enqueued_at, j.started_at AS started_at, "
-    "j.finished_at AS finished_at, j.message AS message, j.stops AS stops";
+    "j.finished_at AS finished_at, j.message AS message, j.stops AS stops, j.testbed AS testbed";
 
 RepoRecord read_repo(const Statement& s);
 BranchRecord read_branch(const Statement& s);

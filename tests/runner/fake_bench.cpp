@@ -22,7 +22,22 @@
 // FAKE_BENCH_LOG, when set, is a file to which each measure request's variant
 // is appended, one per line (to check the runner's interleaving).
 // FAKE_BENCH_SLOW=NAME:F makes variant NAME's times F times longer.
+// FAKE_BENCH_TRIAL_MS=N makes each trial take N ms of wall time (a bench of
+// a fixed run time, for the scheduling benchmark).
+// FAKE_BENCH_RUN_NOISE=S multiplies every time of the process by one factor
+// exp(S * z), z standard normal from the process id and the clock: noise from
+// run to run, as a GPU's clocks and placement give.
+// FAKE_BENCH_SLOW_GPU=UUID:F makes every time F times longer when
+// CUDA_VISIBLE_DEVICES is UUID (a slow card among fake GPUs).
+// FAKE_BENCH_SPAN_LOG, when set, is a file to which the process appends
+// "<pid> <CUDA_VISIBLE_DEVICES> <start ns> <end ns>" (CLOCK_MONOTONIC, one
+// clock for every process) when it exits after its footer: which ran when.
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
 #include <csignal>
+#include <random>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -51,6 +66,7 @@ void emit(const json& line) { std::cout << line.dump() << '\n' << std::flush; }
 }  // namespace
 
 int main(int argc, char** argv) {
+  const auto started = std::chrono::steady_clock::now().time_since_epoch().count();
   std::string mode = env("FAKE_BENCH", "ok");
   std::string line;
   if (!std::getline(std::cin, line)) return 2;
@@ -100,6 +116,17 @@ int main(int argc, char** argv) {
   std::map<std::string, bool> checked;
   int total = 0;
   unsigned long long noise = 12345;
+  double process_factor = 1.0;
+  if (auto s = env("FAKE_BENCH_RUN_NOISE"); !s.empty()) {
+    std::mt19937_64 rng(std::random_device{}() ^ static_cast<unsigned long long>(::getpid()) ^
+                        static_cast<unsigned long long>(std::chrono::steady_clock::now().time_since_epoch().count()));
+    process_factor *= std::exp(std::stod(s) * std::normal_distribution<double>(0, 1)(rng));
+  }
+  if (auto spec = env("FAKE_BENCH_SLOW_GPU"); !spec.empty() &&
+                                             env("CUDA_VISIBLE_DEVICES") == spec.substr(0, spec.find(':'))) {
+    process_factor *= std::stod(spec.substr(spec.find(':') + 1));
+  }
+  const int trial_ms = std::atoi(env("FAKE_BENCH_TRIAL_MS", "0").c_str());
   while (std::getline(std::cin, line)) {
     json req = json::parse(line);
     std::string variant = req["variant"], point = req["point"];
@@ -132,7 +159,8 @@ int main(int argc, char** argv) {
       double jitter = 1.0 + 0.002 * (static_cast<double>(noise >> 40) / (1ull << 24) - 0.5);
       const json& axes = version == 2 ? points[point]["axes"] : points[point];
       double batch = axes.contains("batch") ? axes["batch"].get<double>() : 1.0;
-      double time_us = (10.0 + batch) * jitter * (variant == slow_name ? slow_factor : 1.0);
+      double time_us = (10.0 + batch) * jitter * (variant == slow_name ? slow_factor : 1.0) * process_factor;
+      if (trial_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(trial_ms));
       if (version == 2) {
         json metrics = json::object();
         for (const auto& m : plan["metrics"]) {
@@ -153,5 +181,10 @@ int main(int argc, char** argv) {
     }
   }
   emit({{"kind", "footer"}, {"trials", total}, {"wall_s", 0.01}});
+  if (auto log = env("FAKE_BENCH_SPAN_LOG"); !log.empty()) {
+    const auto end = std::chrono::steady_clock::now().time_since_epoch().count();
+    std::ofstream(log, std::ios::app) << ::getpid() << ' ' << env("CUDA_VISIBLE_DEVICES", "-") << ' ' << started
+                                      << ' ' << end << '\n';
+  }
   return mode == "exit_nonzero" ? 3 : 0;
 }

@@ -316,15 +316,17 @@ TEST(QueueMigration, CutOffJobsThatNothingRedoesBecomeGivenUpAndEveryRowIsKept) 
     PW_UNWRAP(db, Database::open(tmp.path(), {.schema_version = 6}));
     PW_UNWRAP(repo, RepoWriter(db).ensure_repo({.path = "/r", .name = "r"}));
     PW_UNWRAP(commit, RepoWriter(db).put_commit({.repo_id = repo, .sha = testing::sha_of(1)}));
-    JobQueue q(db);
-    PW_UNWRAP(a, q.enqueue({.repo_id = repo, .commit_sha = testing::sha_of(1), .branch = "main"}));
-    PW_UNWRAP(b, q.enqueue({.repo_id = repo, .commit_sha = testing::sha_of(2), .branch = "main"}));
-    given_up = a.id;
-    redone = b.id;
-    PW_UNWRAP(r, RunWriter(db).start_run({.commit_id = commit, .job_id = given_up}));
-    run = r;
-    // As version 6 left them: a (3 attempts) cut off and not redone; b cut off and redone.
+    // As version 6 wrote them (today's writers name columns of version 10):
+    // a (3 attempts) cut off and not redone; b cut off and redone.
+    given_up = 1;
+    redone = 2;
+    run = 1;
     auto raw = detail::guard(db, "v6 jobs", [&] {
+      detail::Access::exec(db, "INSERT INTO jobs (id, repo_id, commit_sha, branch, kind, enqueued_at) VALUES (1, " +
+                                   std::to_string(repo) + ", '" + testing::sha_of(1) + "', 'main', 'bench', 0), (2, " +
+                                   std::to_string(repo) + ", '" + testing::sha_of(2) + "', 'main', 'bench', 0)");
+      detail::Access::exec(db, "INSERT INTO runs (id, commit_id, job_id, kind, status, started_at) VALUES (1, " +
+                                   std::to_string(commit) + ", 1, 'bench', 'running', 0)");
       detail::Access::exec(db, "UPDATE jobs SET state = 'cut_off', attempts = 3, message = 'cut off: the daemon "
                                "stopped while job 1 was running' WHERE id = " + std::to_string(given_up));
       detail::Access::exec(db, "UPDATE jobs SET state = 'cut_off', attempts = 1 WHERE id = " + std::to_string(redone));

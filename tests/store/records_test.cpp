@@ -401,16 +401,16 @@ TEST(RunMigration, StoreFailedRunsOfVersion8GetTheirOwnStatusAndEveryRowIsKept) 
     PW_UNWRAP(db, Database::open(tmp.path(), {.schema_version = 8}));
     PW_UNWRAP(repo, RepoWriter(db).ensure_repo({.path = "/r", .name = "r"}));
     PW_UNWRAP(commit, RepoWriter(db).put_commit({.repo_id = repo, .sha = testing::sha_of(1)}));
-    PW_UNWRAP(a, RunWriter(db).start_run({.commit_id = commit, .purpose = "run 1 of 3"}));
-    PW_UNWRAP(b, RunWriter(db).start_run({.commit_id = commit, .purpose = "run 2 of 3"}));
-    store_failed = a;
-    failed = b;
-    PW_UNWRAP(v, RunWriter(db).add_variant({.run_id = a, .name = "base", .is_baseline = true}));
+    // Runs as version 8 wrote them (start_run now writes columns of version 10).
+    const std::string c = std::to_string(commit);
+    testing::raw_exec(tmp.path(),
+                      "INSERT INTO runs (id, commit_id, kind, purpose, status, message, started_at) VALUES "
+                      "(11, " + c + ", 'bench', 'run 1 of 3', 'failed', 'store_failed: disk full: insert a trial', 100), "
+                      "(12, " + c + ", 'bench', 'run 2 of 3', 'failed', 'the bench failed', 100)");
+    store_failed = 11;
+    failed = 12;
+    PW_UNWRAP(v, RunWriter(db).add_variant({.run_id = store_failed, .name = "base", .is_baseline = true}));
     variant = v;
-    ASSERT_TRUE(RunWriter(db)
-                    .finish_run(a, {.status = RunStatus::kFailed, .message = "store_failed: disk full: insert a trial"})
-                    .has_value());
-    ASSERT_TRUE(RunWriter(db).finish_run(b, {.status = RunStatus::kFailed, .message = "the bench failed"}).has_value());
   }
   PW_UNWRAP(db, Database::open(tmp.path()));
   EXPECT_EQ(db.schema_version(), latest_schema_version());
@@ -426,6 +426,62 @@ TEST(RunMigration, StoreFailedRunsOfVersion8GetTheirOwnStatusAndEveryRowIsKept) 
   PW_UNWRAP(c, RunWriter(db).start_run({.commit_id = a.commit_id}));
   EXPECT_TRUE(RunWriter(db).finish_run(c, {.status = RunStatus::kStoreFailed, .message = "disk full"}).has_value());
   EXPECT_EQ(RunReader(db).run(c)->status, RunStatus::kStoreFailed);
+}
+
+// Version 10 makes testbeds real: a job names its testbed (one live job of a
+// commit per testbed), a run where the executor put it, and `lost` is a
+// status. Runs and jobs of version 9 are kept whole, as the only testbed's.
+TEST(TestbedMigration, RunsAndJobsOfVersion9AreKeptAndJobsAreOnePerTestbed) {
+  TempDbPath tmp;
+  RepoId repo = 0;
+  {
+    PW_UNWRAP(db, Database::open(tmp.path(), {.schema_version = 9}));
+    PW_UNWRAP(r, RepoWriter(db).ensure_repo({.path = "/r", .name = "r"}));
+    repo = r;
+    PW_UNWRAP(commit, RepoWriter(db).put_commit({.repo_id = repo, .sha = testing::sha_of(1)}));
+    testing::raw_exec(tmp.path(), "INSERT INTO runs (id, commit_id, kind, purpose, status, started_at) VALUES (5, " +
+                                      std::to_string(commit) + ", 'bench', 'run 1 of 3', 'ok', 100)");
+    testing::raw_exec(tmp.path(), "INSERT INTO jobs (repo_id, commit_sha, branch, kind, enqueued_at) VALUES (" +
+                                      std::to_string(repo) + ", '" + testing::sha_of(1) + "', 'main', 'bench', 100)");
+  }
+  PW_UNWRAP(db, Database::open(tmp.path()));
+  EXPECT_EQ(db.schema_version(), latest_schema_version());
+  PW_UNWRAP(run, RunReader(db).run(5));
+  EXPECT_EQ(run.purpose, "run 1 of 3");
+  EXPECT_EQ(run.status, RunStatus::kOk);
+  EXPECT_EQ(run.placement, nlohmann::json::object());
+  EXPECT_EQ(run.device_uuid, "");
+  PW_UNWRAP(jobs, JobReader(db).jobs({}));
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].testbed, "");
+
+  // The same commit on another testbed is other work; on the same, not.
+  PW_UNWRAP(hopper, JobQueue(db).enqueue({.repo_id = repo, .commit_sha = testing::sha_of(1), .branch = "main",
+                                          .testbed = "hopper"}));
+  EXPECT_TRUE(hopper.created);
+  PW_UNWRAP(again, JobQueue(db).enqueue({.repo_id = repo, .commit_sha = testing::sha_of(1), .branch = "main",
+                                         .again = true, .testbed = "hopper"}));
+  EXPECT_FALSE(again.created);
+  EXPECT_EQ(again.id, hopper.id);
+  // Each testbed's worker claims its own.
+  PW_UNWRAP(none, JobQueue(db).claim_next(std::string("blackwell")));
+  EXPECT_FALSE(none.has_value());
+  PW_UNWRAP(claimed, JobQueue(db).claim_next(std::string("hopper")));
+  ASSERT_TRUE(claimed.has_value());
+  EXPECT_EQ(claimed->id, hopper.id);
+  EXPECT_EQ(claimed->testbed, "hopper");
+
+  // Where a run ran, and a lost one, are kept.
+  PW_UNWRAP(lost, RunWriter(db).start_run({.commit_id = run.commit_id,
+                                           .placement = {{"executor", "slurm"}, {"partition", "hopper"}},
+                                           .device_uuid = "GPU-1"}));
+  PW_ASSERT_OK(RunWriter(db).set_placement(lost, {{"slurm_job_id", 41}, {"node", "gpu07"}}, ""));
+  PW_ASSERT_OK(RunWriter(db).finish_run(lost, {.status = RunStatus::kLost, .message = "slurm job 41 on gpu07 PREEMPTED"}));
+  PW_UNWRAP(back, RunReader(db).run(lost));
+  EXPECT_EQ(back.status, RunStatus::kLost);
+  EXPECT_EQ(back.placement, (nlohmann::json{{"executor", "slurm"}, {"partition", "hopper"}, {"slurm_job_id", 41},
+                                           {"node", "gpu07"}}));
+  EXPECT_EQ(back.device_uuid, "GPU-1");
 }
 
 }  // namespace

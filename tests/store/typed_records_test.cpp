@@ -276,11 +276,14 @@ TEST(TypedRecordsMigration, AVersionThreeDatabaseReadsAsTypedRecords) {
     PW_UNWRAP(tb, RunWriter(db).ensure_testbed({.name = "cpu-1", .backend = Backend::kCpu}));
     testbed = tb;
     point = 8;  // version 3's points table, written raw below
-    PW_UNWRAP(r, RunWriter(db).start_run({.commit_id = commit, .manifest = manifest_v1()}));
-    run = r;
-    PW_UNWRAP(j, JobQueue(db).enqueue({.repo_id = repo, .commit_sha = testing::sha_of(1), .branch = "main"}));
-    job = j.id;
+    // The run and the job as version 3 wrote them (today's writers name columns of version 10).
+    run = 5;
+    job = 6;
   }
+  raw_exec(tmp.path(), "INSERT INTO runs (id, commit_id, kind, status, started_at, manifest_json) VALUES (5, " +
+                           std::to_string(commit) + ", 'bench', 'running', 100, '" + manifest_v1().dump() + "')");
+  raw_exec(tmp.path(), "INSERT INTO jobs (id, repo_id, commit_sha, branch, kind, enqueued_at) VALUES (6, 1, '" +
+                           testing::sha_of(1) + "', 'main', 'bench', 100)");
   // Rows in the old layout and the old words, written raw.
   raw_exec(tmp.path(), "INSERT INTO points (id, key, batch, heads, topk, dtype) VALUES (8, 'b8_h16_k2048_bf16', 8, 16, 2048, 'bf16')");
   raw_exec(tmp.path(), "INSERT INTO commit_summaries (commit_id, testbed_id, variant, point_id, metric, runs, median, "
