@@ -5,9 +5,11 @@
 // baseline across the sweep points).
 //
 // Every chart zooms the way uPlot does it: dragging across the plot selects
-// a range of x, which uPlot's cursor.drag.setScale turns into setScale('x');
-// our setScale hook then refits y to what is visible (uPlot would keep the
-// whole range's y, so a zoomed-in step stayed flat). A double-click resets.
+// a range of x, which uPlot's cursor.drag.setScale turns into setScale('x')
+// (the x range function passes the zoomed range through: it used to return
+// the whole history always, which is why zooming did nothing); y is then
+// ranged to the slots visible (a zoomed-in step is not flattened by the
+// whole history's range). A double-click resets.
 // Hovering shows a box with what the point is (built with textContent).
 import {el} from './dom.js';
 import * as fmt from './format.js';
@@ -63,13 +65,15 @@ function fitY(count, i0, i1, values) {
 }
 
 // Zoom and hover on x = 0..count-1 (one slot per commit or point):
-//   - scales: x shows whole slots; y always fits what x shows;
-//   - hooks: setScale refits y after a zoom; setCursor fills the tooltip.
+//   - scales: x shows whole slots; y fits the slots x shows, which uPlot
+//     gives each series as `idxs` (the data indices rendered) before it
+//     ranges y;
+//   - hooks: setCursor fills the tooltip.
 // `yValues(i)` lists every number drawn at slot i (values, CI ends, band
 // edges); `tip(i)` returns the tooltip's children for slot i.
 function interaction(count, yValues, tip, tipBox) {
   const full = () => [-0.5, Math.max(count - 0.5, 0.5)];
-  let visible = [0, count - 1];
+  const shown = (u) => (u.series[0] && u.series[0].idxs ? u.series[0].idxs : [0, count - 1]);
   const place = (u) => {
     const i = u.cursor.idx;
     if (i === null || i === undefined || u.cursor.left < 0) {
@@ -88,20 +92,15 @@ function interaction(count, yValues, tip, tipBox) {
     scales: {
       // uPlot passes the zoomed min/max here; the whole range pads half a slot.
       x: {time: false, range: (u, min, max) => (min <= 0 && max >= count - 1 ? full() : [min, max])},
-      y: {range: () => { const r = fitY(count, visible[0], visible[1], yValues); return [r.min, r.max]; }},
+      y: {range: (u) => {
+        const [i0, i1] = shown(u);
+        const r = fitY(count, i0, i1, yValues);
+        return [r.min, r.max];
+      }},
     },
     cursor: {drag: {x: true, y: false, setScale: true}, points: {size: 8}},
-    hooks: {
-      setScale: [(u, key) => {
-        if (key !== 'x') return;
-        const next = [Math.ceil(u.scales.x.min), Math.floor(u.scales.x.max)];
-        if (next[0] === visible[0] && next[1] === visible[1]) return;
-        visible = next;
-        u.setScale('y', fitY(count, visible[0], visible[1], yValues));
-      }],
-      setCursor: [place],
-    },
-    visible: () => visible.slice(),
+    hooks: {setCursor: [place]},
+    visible: shown,
   };
 }
 
@@ -253,21 +252,26 @@ export function drawHistory(container, history, {width, height, onPick}) {
     hooks: {...zoom.hooks, drawAxes: [drawBand], draw: [drawMarks]},
   };
   const u = new window.uPlot(opts, [xs, values], container);
-  u.visibleSlots = zoom.visible;  // for the browser test: which commits the zoom shows
+  u.visibleSlots = () => zoom.visible(u).slice();  // for the browser test: which commits the zoom shows
   pickOnClick(u, (i) => onPick(entries[i]));
   return u;
 }
 
-// A click that is not the end of a drag opens what is under the cursor.
+// A click that is neither the end of a drag nor half of a double-click
+// (which resets the zoom) opens what is under the cursor.
 function pickOnClick(u, pick) {
   let downAt = null;
+  let pending = null;
   u.over.addEventListener('mousedown', (e) => { downAt = e.clientX; });
   u.over.addEventListener('click', (e) => {
     const dragged = downAt !== null && Math.abs(e.clientX - downAt) > 3;
     downAt = null;
     const i = u.cursor.idx;
-    if (!dragged && i !== null && i !== undefined) pick(i);
+    clearTimeout(pending);
+    if (dragged || i === null || i === undefined || e.detail > 1) return;
+    pending = setTimeout(() => pick(i), 250);
   });
+  u.over.addEventListener('dblclick', () => clearTimeout(pending));
 }
 
 // Several series over the same slots: `labels[i]` names slot i on the axis,
@@ -318,7 +322,7 @@ export function drawLines(container, {labels, series, yLabel, format, tipHead, t
     hooks: {...zoom.hooks, drawAxes: [drawZero]},
   };
   const u = new window.uPlot(opts, [labels.map((_, i) => i), ...series.map((s) => s.values)], container);
-  u.visibleSlots = zoom.visible;
+  u.visibleSlots = () => zoom.visible(u).slice();
   if (onPick) pickOnClick(u, onPick);
   return u;
 }
