@@ -202,6 +202,13 @@ async function browseChecks(page, base, info) {
   await open(page, base, '#/run/' + info.ok_runs.at(-1));
   check((await chartState(page, 'sweep-chart')).series.length === candidates.length, 'the run page has it too');
   check(!/\bnull\b/.test(await page.textContent('#page')), 'the run page prints no literal null');
+  await page.fill('#compare-run-form input[name=b]', String(info.ok_runs.at(-2)));
+  await page.evaluate(() => document.getElementById('page').removeAttribute('data-ready'));
+  await page.click('#compare-run-form button[type=submit]');
+  await ready(page);
+  check((await page.locator('#compare-runs-table tbody tr').count()) === 18 &&
+    (await page.locator('#compare-runs-table td[class*="v-"]').count()) === 0,
+    'two runs compared: every cell\'s change, and no verdict from one run a side');
 
   // Two commits compared: every cell with its delta, band and verdict; the range.
   await open(page, base, '#/commit/' + info.regression_sha);

@@ -9,7 +9,7 @@ import {history} from './pages/history.js';
 import {commit} from './pages/commit.js';
 import {testbeds} from './pages/testbeds.js';
 import {ab} from './pages/ab.js';
-import {compare} from './pages/compare.js';
+import {compare, compareRuns} from './pages/compare.js';
 import {experiments} from './pages/experiments.js';
 import {run} from './pages/run.js';
 
@@ -21,6 +21,7 @@ const routes = [
   {pattern: /^\/commit\/([0-9a-fA-F]{4,64})\/testbeds$/, name: 'testbeds', title: 'Commit on every testbed', page: testbeds},
   {pattern: /^\/ab$/, name: 'ab', title: 'A/B', page: ab},
   {pattern: /^\/compare$/, name: 'compare', title: 'Compare', page: compare},
+  {pattern: /^\/compare-runs$/, name: 'compare-runs', title: 'Compare runs', page: compareRuns},
   {pattern: /^\/experiments$/, name: 'experiments', title: 'Negative results', page: experiments},
   {pattern: /^\/run\/(\d{1,19})$/, name: 'run', title: 'Run', page: run},
 ];

@@ -276,9 +276,9 @@ function pickOnClick(u, pick) {
 
 // Several series over the same slots: `labels[i]` names slot i on the axis,
 // `series` is [{label, values}] (a value may be null), `yLabel` heads the
-// axis, `format(v)` prints a value, `tipHead(i)` heads the tooltip and
+// axis, `xName` names what a slot is ("commit", "point"), `format(v)` prints a value, `tipHead(i)` heads the tooltip and
 // `tipExtra(i, s)` adds to a series' line. `zeroLine` draws y = 0 (deltas).
-export function drawLines(container, {labels, series, yLabel, format, tipHead, tipExtra, zeroLine, width, height, onPick}) {
+export function drawLines(container, {labels, xName, series, yLabel, format, tipHead, tipExtra, zeroLine, width, height, onPick}) {
   const count = labels.length;
   const tipBox = chartBox(container);
   const tip = (i) => [
@@ -315,7 +315,7 @@ export function drawLines(container, {labels, series, yLabel, format, tipHead, t
       axis({label: yLabel, size: 70}),
     ],
     series: [
-      {label: '', value: (u, v) => (v === null || v === undefined || !labels[v] ? '–' : labels[v])},
+      {label: xName || 'at', value: (u, v) => (v === null || v === undefined || !labels[v] ? '–' : labels[v])},
       ...series.map((s, k) => ({label: s.label, stroke: seriesColor(k), width: 1.5, spanGaps: true,
         points: {show: true, size: 5, fill: seriesColor(k)}, value: (u, v) => format(v)})),
     ],
@@ -341,6 +341,7 @@ export function drawSweep(container, {rows, candidates, baseline, lowerIsBetter,
   }));
   return drawLines(container, {
     labels: rows.map((r) => r.label),
+    xName: 'point',
     series,
     yLabel: 'Δ% vs ' + baseline + ' (' + directionText(lowerIsBetter) + ')',
     format: (v) => (v === null || v === undefined ? '–' : fmt.percent(v / 100)),

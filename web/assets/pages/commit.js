@@ -126,7 +126,8 @@ export async function commit(ctx) {
     el('pre', {class: 'message-body', id: 'commit-message', text: c.message}),
     el('p', {class: 'commit-links'}, link('/ab', {commit: c.sha}, 'A/B of its variants'), ' · ',
       doc.against ? el('span', {}, 'compared with ', commitLink(doc.against.sha), ' (',
-        el('a', {href: route('/compare', {a: doc.against.sha, b: c.sha}), id: 'compare-previous', text: 'compare'}), ')')
+        el('a', {href: route('/compare', {a: doc.against.sha, b: c.sha}), id: 'compare-previous',
+          text: c.parent_sha === doc.against.sha ? 'compare' : 'compare, with the commits in between'}), ')')
         : 'no previous measured commit',
       ' · ', el('a', {href: route('/commit/' + c.sha + '/testbeds'), id: 'every-testbed', text: 'on every testbed'}),
       codeHostLink(health.commit_url, c.sha) ? [' · ', codeHostLink(health.commit_url, c.sha)] : null,

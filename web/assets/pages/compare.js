@@ -114,3 +114,36 @@ export async function compare(ctx) {
       el('p', {class: 'muted', text: 'Δ% = b / a − 1, coloured by the verdict: judging\'s own where it compared these two commits, else the same test computed now with the band judging would use. Hover a cell for the ratio, its CI, p, the band and the runs.'})),
     section('Commits in between', rangeList(doc, health.commit_url)));
 }
+
+// Two runs side by side (GET /api/v1/runs/{a}/compare/{b}): per variant x
+// point each run's median of the judged metric and b / a - 1. One run
+// against one is no evidence of a change (the run is the unit of evidence
+// between commits), so there is no verdict here: the page says so.
+export async function compareRuns(ctx) {
+  const a = ctx.params.get('a');
+  const b = ctx.params.get('b');
+  const form = el('form', {class: 'pickers', id: 'compare-runs-pick', onsubmit: (e) => {
+    e.preventDefault();
+    const f = new FormData(e.target);
+    window.location.hash = route('/compare-runs', {a: f.get('a').trim(), b: f.get('b').trim()});
+  }},
+  el('label', {}, 'run a ', el('input', {name: 'a', value: a || '', size: 8, required: true, pattern: '[0-9]{1,19}'})),
+  el('label', {}, 'run b ', el('input', {name: 'b', value: b || '', size: 8, required: true, pattern: '[0-9]{1,19}'})),
+  el('button', {type: 'submit', text: 'Compare'}));
+  if (!/^\d{1,19}$/.test(a || '') || !/^\d{1,19}$/.test(b || '')) {
+    ctx.setTitle('Compare runs');
+    show(ctx.root, el('h1', {text: 'Compare two runs'}), form, message('info', 'Name two runs by their number.'));
+    return;
+  }
+  const doc = await api.get('/api/v1/runs/' + a + '/compare/' + b, {}, ctx.signal);
+  ctx.setTitle('Runs #' + a + ' and #' + b);
+  const rows = doc.rows.map((r) => [el('span', {text: r.variant}), el('span', {title: r.point.key, text: r.point.label}),
+    fmt.value(r.a ? r.a.median : null), fmt.value(r.b ? r.b.median : null), fmt.percent(r.delta_rel)]);
+  show(ctx.root,
+    el('h1', {}, 'Run ', el('a', {href: route('/run/' + a), text: '#' + a}), ' → run ', el('a', {href: route('/run/' + b), text: '#' + b})),
+    form,
+    message('info', 'One run against one: the medians of their trials and the change, with no verdict — between commits the ' +
+      'run is the unit of evidence, and one run a side cannot tell a change from run-to-run noise. Compare two commits for a verdict.'),
+    section('b against a (' + doc.metric + ', ' + (doc.lower_is_better ? 'lower' : 'higher') + ' is better)',
+      table([['Variant', 'Point', '#' + a, '#' + b, 'Δ%']], rows, {class: 'data matrix', id: 'compare-runs-table'})));
+}

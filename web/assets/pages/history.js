@@ -112,6 +112,7 @@ export async function history(ctx) {
     if (!commits.length) return;
     const u = drawLines(chart, {
       labels: commits.map((c) => c.short_sha.slice(0, 7)),
+      xName: 'commit',
       series: lines,
       yLabel: scale === 'relative' ? h.metric + ' / first commit' : h.metric + ' (' + unit + ')',
       format: (v) => (v === null || v === undefined ? '–' : scale === 'relative' ? '×' + v.toFixed(3) : fmt.value(v) + ' ' + unit),

@@ -6,7 +6,7 @@
 import * as api from '../api.js';
 import {chartWidth, drawSweep} from '../chart.js';
 import {metricSwitch, metricTitle} from '../controls.js';
-import {badge, commitLink, el, section, show, table} from '../dom.js';
+import {badge, commitLink, el, route, section, show, table} from '../dom.js';
 import * as fmt from '../format.js';
 
 export async function run(ctx) {
@@ -52,8 +52,12 @@ export async function run(ctx) {
       fmt.seconds(r.wall_s), ' · ', String(r.trial_count) + ' trials',
       doc.testbed ? el('span', {class: 'muted', text: ' · ' + doc.testbed.name + ' (' + doc.testbed.device_name + ')'}) : null),
     r.message ? el('pre', {class: 'message-body', text: r.message}) : null,
-    el('form', {class: 'pickers', onsubmit: (e) => e.preventDefault()},
-      metricSwitch({metrics, metric: shown.name}, '/run/' + r.id, {})),
+    el('form', {class: 'pickers', id: 'compare-run-form', onsubmit: (e) => {
+      e.preventDefault();
+      window.location.hash = route('/compare-runs', {a: String(r.id), b: new FormData(e.target).get('b').trim()});
+    }}, metricSwitch({metrics, metric: shown.name}, '/run/' + r.id, {}),
+    el('label', {}, 'compare with run ', el('input', {name: 'b', size: 8, required: true, pattern: '[0-9]{1,19}'})),
+    el('button', {type: 'submit', text: 'Compare'})),
     section('Table (' + metricTitle(shown) + (shown.judged ? ', the judged metric' : '') + ')',
       withSweep
         ? el('div', {class: 'side-by-side'}, table([header], rows, {class: 'data', id: 'run-table'}), sweepBox)
