@@ -52,7 +52,7 @@ async function testbedPicker() {
     const params = Object.fromEntries(currentParams());
     window.location.hash = route(path, {...params, testbed: e.target.value || null});
   }},
-  el('option', {value: ''}, 'testbed: newest run\'s'),
+  el('option', {value: ''}, 'testbed: default (the newest run\'s)'),
   list.map((t) => el('option', {value: String(t.id)}, testbedTitle(t) + ' — ' + t.commits + ' commits')));
   box.replaceChildren(select);
   box.hidden = list.length < 2;
