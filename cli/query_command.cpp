@@ -59,6 +59,7 @@ struct HistoryArgs : Common {
   std::string branch;
   std::string variant;
   std::string point;
+  std::string metric;
   int limit = views::HistoryRequest{}.limit;
 };
 
@@ -238,6 +239,7 @@ int query_history(const GlobalOptions& global, const HistoryArgs& args) {
   r.branch = optional_text(args.branch);
   r.variant = args.variant;
   r.point = args.point;
+  r.metric = optional_text(args.metric);
   r.limit = args.limit;
   auto view = views::history_view(*db, r);
   if (!view) return report_view_error(view.error());
@@ -334,6 +336,7 @@ void add_query_command(CLI::App& app, const GlobalOptions& global, int* exit_cod
   h->add_option("--point", hi->point,
                 "The sweep point: its label (C48), its key, or axes that name one point (batch=48,heads=16)")
       ->required();
+  h->add_option("--metric", hi->metric, "Any metric the bench declared (default: the judged one)");
   h->add_option("--limit", hi->limit, "Commits from the head")
       ->capture_default_str()
       ->check(CLI::Range(1, views::kHistoryLimitMax));

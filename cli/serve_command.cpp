@@ -15,6 +15,7 @@ struct ServeArgs {
   std::string db;
   int port = 8080;
   std::string bind = "127.0.0.1";
+  std::string commit_url;
 };
 
 bool is_loopback(const std::string& address) {
@@ -35,6 +36,7 @@ int serve(const GlobalOptions& global, const ServeArgs& args) {
   options.bind = args.bind;
   options.port = args.port;
   options.read_only = true;
+  options.commit_url = args.commit_url;
   auto server = web::Server::start(options);
   if (!server) {
     std::fprintf(stderr, "perfwatch serve: %s\n", server.error().to_string().c_str());
@@ -67,6 +69,9 @@ void add_serve_command(CLI::App& app, const GlobalOptions& global, int* exit_cod
       ->capture_default_str()
       ->check(CLI::Range(0, 65535));
   cmd->add_option("--bind", args->bind, "Address to listen on")->capture_default_str();
+  cmd->add_option("--commit-url", args->commit_url,
+                  "Link each commit to its code host: a URL with {sha} for the sha, "
+                  "e.g. 'https://github.com/OWNER/REPO/commit/{sha}'");
   cmd->callback([&global, args, exit_code] { *exit_code = serve(global, *args); });
 }
 

@@ -33,6 +33,7 @@ struct WatchArgs {
   int port = -1;
   std::string bind = "127.0.0.1";
   std::string token;
+  std::string commit_url;
   std::string webhook;
   int window = 100;
   int build_slots = 2;
@@ -80,6 +81,7 @@ int run_watch(const GlobalOptions& global, const WatchArgs& args) {
     so.bind = args.bind;
     so.port = args.port;
     so.token = args.token;
+    so.commit_url = args.commit_url;
     if (so.token.empty()) {
       if (const char* env = std::getenv("PERFWATCH_TOKEN")) so.token = env;
     }
@@ -134,6 +136,9 @@ void add_watch_command(CLI::App& app, const GlobalOptions& global, int* exit_cod
   cmd->add_option("--port", args->port, "Serve the dashboard and the JSON API on this port while watching (0: any free port)")
       ->check(CLI::Range(0, 65535));
   cmd->add_option("--bind", args->bind, "Address the dashboard listens on")->capture_default_str();
+  cmd->add_option("--commit-url", args->commit_url,
+                  "The dashboard links each commit to its code host: a URL with {sha} for the sha, "
+                  "e.g. 'https://github.com/OWNER/REPO/commit/{sha}'");
   cmd->add_option("--token", args->token, "Bearer token for the API's writes (default: $PERFWATCH_TOKEN; none: writes refused)");
   cmd->add_option("--webhook", args->webhook,
                   "POST a JSON message here on each new regression (default: $PERFWATCH_WEBHOOK_URL)");

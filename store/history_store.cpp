@@ -15,6 +15,9 @@ namespace {
 
 // The first-parent chain from :head, newest first: pos 0 is the head. Each
 // step is one lookup in commits_by_sha (repo_id, sha = the child's parent).
+// The summary of the metric asked for (:metric), else the judged one.
+constexpr const char* kMetricMatch = "(CASE WHEN :metric = '' THEN s.judged = 1 ELSE s.metric = :metric END)";
+
 constexpr const char* kChain =
     "WITH RECURSIVE chain(id, parent_sha, pos) AS ("
     "  SELECT id, parent_sha, 0 FROM commits WHERE repo_id = :repo AND sha = :head"
@@ -154,13 +157,13 @@ Result<PointHistory> HistoryReader::point_history(const HistoryQuery& query) {
       // summary at this variant x point: usually one step.
       Query q(db_,
               // (+r.status: look runs up by commit, not by status in id order.)
-              "WITH RECURSIVE chain(id, parent_sha, pos, testbed) AS ("
+              std::string("WITH RECURSIVE chain(id, parent_sha, pos, testbed) AS ("
               "  SELECT NULL, :head, -1, NULL"
               "  UNION ALL"
               "  SELECT c.id, c.parent_sha, chain.pos + 1, ("
               "      SELECT r.testbed_id FROM runs r"
               "      JOIN run_variants v ON v.run_id = r.id AND v.name = :variant"
-              "      JOIN summaries s ON s.variant_id = v.id AND s.point_id = :point AND s.judged = 1"
+              "      JOIN summaries s ON s.variant_id = v.id AND s.point_id = :point AND ") + kMetricMatch +
               "      WHERE r.commit_id = coalesce(c.inherited_from, c.id) AND +r.status = 'ok'"
               "        AND r.testbed_id IS NOT NULL AND instr(:kinds, ',' || r.kind || ',') > 0"
               "      ORDER BY r.id DESC LIMIT 1)"
@@ -168,7 +171,7 @@ Result<PointHistory> HistoryReader::point_history(const HistoryQuery& query) {
               "  WHERE chain.testbed IS NULL AND chain.pos + 1 < :depth) "
               "SELECT testbed FROM chain WHERE testbed IS NOT NULL");
       bind_chain(*q);
-      q->bind(":variant", query.variant).bind(":point", out.point.id).bind(":kinds", kinds);
+      q->bind(":variant", query.variant).bind(":point", out.point.id).bind(":kinds", kinds).bind(":metric", query.metric);
       if (q->step()) out.testbed_id = q->get<TestbedId>("testbed");
     }
     if (!out.testbed_id) return out;  // nothing measured at this point on this chain
@@ -202,13 +205,15 @@ Result<PointHistory> HistoryReader::point_history(const HistoryQuery& query) {
                      "FROM chain JOIN commits c ON c.id = chain.id "
                      "LEFT JOIN commit_summaries cs ON cs.commit_id = coalesce(c.inherited_from, c.id) "
                      "  AND cs.testbed_id = :testbed AND cs.variant = :variant AND cs.point_id = :point "
+                     "  AND (:metric = '' OR cs.metric = :metric) "
                      "LEFT JOIN runs r ON r.commit_id = coalesce(c.inherited_from, c.id) AND r.testbed_id = :testbed "
                      "  AND r.status = 'ok' AND instr(:kinds, ',' || r.kind || ',') > 0 "
                      "LEFT JOIN run_variants v ON v.run_id = r.id AND v.name = :variant "
-                     "LEFT JOIN summaries s ON s.variant_id = v.id AND s.point_id = :point AND s.judged = 1 "
+                     "LEFT JOIN summaries s ON s.variant_id = v.id AND s.point_id = :point AND " + kMetricMatch + " "
                      "ORDER BY chain.pos, r.id");
     bind_chain(*q);
     q->bind(":testbed", testbed).bind(":variant", query.variant).bind(":point", out.point.id).bind(":kinds", kinds);
+    q->bind(":metric", query.metric);
     std::vector<std::pair<std::size_t, FlagId>> flags;
     std::int64_t last_pos = -1;
     while (q->step()) {

@@ -65,6 +65,10 @@ struct HistoryQuery {
   // run of this variant x point on the chain (the result says which).
   std::optional<TestbedId> testbed_id;
   int limit = 1000;  // commits from the head
+  // The metric whose run medians to read (any declared one); empty: the one
+  // each run was judged by. A commit's pooled value is read only for the
+  // metric it was pooled in.
+  std::string metric;
   bool include_unmeasured = false;  // also commits with no runs and no pooled value
   std::vector<RunKind> kinds = {RunKind::kBench, RunKind::kBaselineRerun};
 };

@@ -55,4 +55,55 @@ Result<std::vector<PointRecord>> WebReader::points_of_repo(RepoId repo) {
   });
 }
 
+Result<std::vector<TestbedSeen>> WebReader::testbeds_of_repo(RepoId repo) {
+  return guard(db_, "list the testbeds of repo " + std::to_string(repo), [&] {
+    Query q(db_,
+            "SELECT t.id AS id, t.name AS name, t.hostname AS hostname, t.backend AS backend, "
+            "  t.device_name AS device_name, t.created_at AS created_at, count(r.id) AS runs, "
+            "  count(DISTINCT CASE WHEN r.status = 'ok' THEN r.commit_id END) AS commits, "
+            "  max(r.started_at) AS last_run_at "
+            "FROM testbeds t JOIN runs r ON r.testbed_id = t.id JOIN commits c ON c.id = r.commit_id "
+            "WHERE c.repo_id = :repo GROUP BY t.id ORDER BY t.id");
+    q->bind(":repo", repo);
+    std::vector<TestbedSeen> out;
+    while (q->step()) {
+      TestbedSeen t;
+      t.testbed.id = q->get<TestbedId>("id");
+      t.testbed.name = q->get<std::string>("name");
+      t.testbed.hostname = q->get<std::string>("hostname");
+      t.testbed.backend = detail::read_enum(*q, "backend", parse_backend);
+      t.testbed.device_name = q->get<std::string>("device_name");
+      t.testbed.created_at = q->get<UnixSeconds>("created_at");
+      t.runs = q->get<std::int64_t>("runs");
+      t.commits = q->get<std::int64_t>("commits");
+      t.last_run_at = q->get<std::optional<UnixSeconds>>("last_run_at");
+      out.push_back(std::move(t));
+    }
+    return out;
+  });
+}
+
+Result<std::vector<MetricRunMedian>> WebReader::metric_run_medians(CommitId commit, std::optional<TestbedId> testbed,
+                                                                   std::string_view metric) {
+  return guard(db_, "read the run medians of " + std::string(metric), [&] {
+    // (+r.status: runs are looked up by commit, the index's first column.)
+    Query q(db_,
+            "SELECT r.id AS run_id, r.testbed_id AS testbed_id, v.name AS variant, s.point_id AS point_id, "
+            "  s.median AS median, s.n AS n, r.started_at AS started_at "
+            "FROM runs r JOIN run_variants v ON v.run_id = r.id "
+            "JOIN summaries s ON s.variant_id = v.id AND s.metric = :metric "
+            "WHERE r.commit_id = :commit AND (:testbed IS NULL OR r.testbed_id = :testbed) "
+            "  AND r.kind IN ('bench', 'baseline-rerun') AND +r.status = 'ok' AND r.testbed_id IS NOT NULL "
+            "  AND s.median IS NOT NULL "
+            "ORDER BY v.name, s.point_id, r.id");
+    q->bind(":commit", commit).bind(":testbed", testbed).bind(":metric", metric);
+    std::vector<MetricRunMedian> out;
+    while (q->step())
+      out.push_back({{q->get<RunId>("run_id"), q->get<std::string>("variant"), q->get<PointId>("point_id"),
+                      q->get<double>("median"), q->get<std::int64_t>("n"), q->get<UnixSeconds>("started_at")},
+                     q->get<TestbedId>("testbed_id")});
+    return out;
+  });
+}
+
 }  // namespace perfwatch::store

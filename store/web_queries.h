@@ -2,11 +2,14 @@
 // what can be charted in a repo. Added by the web part (web/); read-only.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/result.h"
 #include "store/database.h"
+#include "store/analysis_store.h"
 #include "store/records.h"
 
 namespace perfwatch::store {
@@ -17,6 +20,20 @@ struct VariantSeen {
   nlohmann::json params = nlohmann::json::object();  // as its newest run had them
   bool is_baseline = false;                          // in its newest run
   std::int64_t runs = 0;                             // runs that had it
+};
+
+// A testbed with how much of a repo it measured.
+struct TestbedSeen {
+  TestbedRecord testbed;
+  std::int64_t runs = 0;     // the repo's runs on it, any kind and status
+  std::int64_t commits = 0;  // the repo's commits with an ok run on it
+  std::optional<UnixSeconds> last_run_at;  // the newest run's start
+};
+
+// A run median of one metric, with the testbed that measured it.
+struct MetricRunMedian {
+  RunMedian median;
+  TestbedId testbed_id = 0;
 };
 
 class WebReader {
@@ -31,6 +48,17 @@ class WebReader {
   // The points that have a summary in the repo's runs, in the order they were
   // first stored (a run stores them in its sweep's order).
   Result<std::vector<PointRecord>> points_of_repo(RepoId repo);
+
+  // Every testbed that ran any of the repo's commits, by id; a testbed no run
+  // of the repo used is left out.
+  Result<std::vector<TestbedSeen>> testbeds_of_repo(RepoId repo);
+
+  // The medians of `metric` (any declared one, judged or not) of the ok bench
+  // and baseline-rerun runs of `commit`, on `testbed` when given, per
+  // variant x point, ordered by variant, point, run. A metric no run
+  // summarised gives an empty list.
+  Result<std::vector<MetricRunMedian>> metric_run_medians(CommitId commit, std::optional<TestbedId> testbed,
+                                                          std::string_view metric);
 
  private:
   Database& db_;

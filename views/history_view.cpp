@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "analysis/compare.h"
+#include "analysis/delta.h"
 #include "store/repo_store.h"
 #include "views/fragments.h"
 #include "views/json_writer.h"
@@ -52,6 +53,7 @@ Result<HistoryView> history_view(store::Database& db, const HistoryRequest& requ
   q.point_key = point->key;
   q.testbed_id = request.testbed;
   q.limit = request.limit;
+  q.metric = request.metric.value_or("");
   auto history = store::HistoryReader(db).point_history(q);
   if (!history) return fail(field_error(history.error(), "point"));
 
@@ -68,15 +70,34 @@ Result<HistoryView> history_view(store::Database& db, const HistoryRequest& requ
       view.values.push_back(value_from_runs(e));
     }
   }
-  // The metric and the default band from the newest measured commit's manifest.
-  for (auto it = view.history.entries.rbegin(); it != view.history.entries.rend(); ++it) {
-    if (it->runs.empty() && !it->pooled) continue;
-    auto c = store::RepoReader(db).commit(it->inherited_from.value_or(it->commit_id));
+  // The metric and the default band from the newest measured commit's
+  // manifest; with nothing measured (a metric no run summarised), the head's.
+  std::optional<store::CommitId> newest;
+  for (auto it = view.history.entries.rbegin(); it != view.history.entries.rend() && !newest; ++it)
+    if (!it->runs.empty() || it->pooled) newest = it->inherited_from.value_or(it->commit_id);
+  std::optional<store::CommitRecord> facts_commit;
+  if (newest) {
+    auto c = store::RepoReader(db).commit(*newest);
     if (!c) return fail(c.error());
-    auto facts = facts_of_commit(db, *c);
+    facts_commit = std::move(*c);
+  } else if (!branch->head_sha.empty()) {
+    auto c = store::RepoReader(db).find_commit(repo->id, branch->head_sha);
+    if (c && *c) facts_commit = std::move(**c);
+  }
+  if (facts_commit) {
+    auto facts = facts_of_commit(db, *facts_commit);
     if (!facts) return fail(facts.error());
     view.facts = std::move(*facts);
-    break;
+  }
+  auto metric = choose_metric(view.facts, request.metric);
+  if (!metric) return fail(metric.error());
+  view.metric = std::move(*metric);
+  // Judging measured a band for its own metric only.
+  if (!view.metric.judged) view.history.band.reset();
+  std::optional<double> previous;
+  for (const auto& value : view.values) {
+    view.deltas.push_back(analysis::delta_rel(value.geomean_of_run_medians, previous));
+    if (value.geomean_of_run_medians) previous = value.geomean_of_run_medians;
   }
   return view;
 }
@@ -93,9 +114,11 @@ std::string history_document(const HistoryView& v) {
   w.key("variant").value(h.variant);
   w.key("point").value(point_json(h.point));
   w.key("testbed_id").value(h.testbed_id);
-  w.key("metric").value(v.facts.metric);
-  w.key("unit").value(v.facts.unit());
-  w.key("lower_is_better").value(v.facts.lower_is_better);
+  w.key("metric").value(v.metric.name);
+  w.key("unit").value(v.metric.unit);
+  w.key("lower_is_better").value(v.metric.lower_is_better);
+  w.key("judged_metric").value(v.facts.metric);
+  w.key("metrics").value(declared_metrics_json(v.facts));
   w.key("statistic").value("geomean_of_run_medians");
   w.key("band").value(h.band ? band_json(*h.band) : default_band_json(v.facts.default_band_rel));
   w.key("limit").value(v.limit);
@@ -115,6 +138,7 @@ std::string history_document(const HistoryView& v) {
     w.key("geomean_of_run_medians").value(value.geomean_of_run_medians);
     w.key("ci_low").value(value.ci_low);
     w.key("ci_high").value(value.ci_high);
+    w.key("delta_rel").value(v.deltas[i]);
     w.key("runs").begin_array();
     for (const auto& r : e.runs) {
       w.begin_object();
@@ -145,7 +169,7 @@ std::string history_text(const HistoryView& v) {
   } else {
     out += "; band " + band(v.facts.default_band_rel) + " (uncalibrated: the manifest's default)";
   }
-  out += "\nvalue: the geometric mean of the commit's run medians (" + v.facts.metric +
+  out += "\nvalue: the geometric mean of the commit's run medians (" + v.metric.name + ", " + v.metric.unit +
          "), with its 95% CI over runs; * = not judged yet (computed from the runs listed, no CI)\n";
   out += pad("commit", 12) + lpad("geomean", 11) + lpad("95% CI", 22) + lpad("runs", 6) + "  flag      subject\n";
   for (std::size_t i = 0; i < h.entries.size(); ++i) {

@@ -20,6 +20,7 @@
 #include "store/database.h"
 #include "store/history_store.h"
 #include "store/manifest_facts.h"
+#include "views/metric_choice.h"
 
 namespace perfwatch::views {
 
@@ -30,6 +31,10 @@ struct HistoryRequest {
   std::string point;                     // required: a label (C48), a key, or axes (batch=48,heads=16)
   std::optional<store::TestbedId> testbed;  // default: that of the newest ok run there
   int limit = 200;                       // commits from the head, 1..kHistoryLimitMax
+  // Any declared metric (views/metric_choice.h); default: the judged one.
+  // Another metric's series has no pooled CI and no measured band (judging
+  // measured neither for it): its band is the manifest's default.
+  std::optional<std::string> metric;
 };
 inline constexpr int kHistoryLimitMax = 5000;
 
@@ -47,10 +52,14 @@ struct HistoryView {
   int limit = 0;
   store::PointHistory history;         // entries oldest first, measured commits only
   std::vector<HistoryValue> values;    // one per history.entries
+  // value / the previous entry's value - 1 (analysis::delta_rel): what the
+  // chart's hover says; nullopt for the first or when either has no value.
+  std::vector<std::optional<double>> deltas;
   store::ManifestFacts facts;          // of the newest measured commit's manifest
+  MetricChoice metric;                 // the metric shown
 };
 
-// The model. kInvalidArgument "variant" / "point" / "limit" for a missing
+// The model. kInvalidArgument "variant" / "point" / "limit" / "metric" for a missing
 // or bad field, kNotFound "point" for an unknown point, "branch" / "repo" as
 // views::resolve_* say.
 Result<HistoryView> history_view(store::Database& db, const HistoryRequest& request);

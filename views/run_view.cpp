@@ -8,6 +8,7 @@
 #include "store/repo_store.h"
 #include "views/fragments.h"
 #include "views/lookup.h"
+#include "views/metric_choice.h"
 
 namespace perfwatch::views {
 
@@ -81,8 +82,16 @@ Result<RunView> run_view(store::Database& db, store::RunId run) {
   const store::VariantRecord* base = view.baseline();
   for (const auto& c : view.table.cells) {
     RunCellFigures f;
-    if (base && c.variant_id != base->id)
-      f.delta_vs_baseline = analysis::delta_rel(median_of(&c), median_of(find_cell(view.table, base->id, c.point_id)));
+    if (base && c.variant_id != base->id) {
+      const store::RunTableCell* reference = find_cell(view.table, base->id, c.point_id);
+      f.delta_vs_baseline = analysis::delta_rel(median_of(&c), median_of(reference));
+      for (const auto& [name, s] : c.metrics) {
+        std::optional<double> ref;
+        if (reference)
+          if (auto it = reference->metrics.find(name); it != reference->metrics.end()) ref = it->second.median;
+        f.deltas_vs_baseline[name] = analysis::delta_rel(s.median, ref);
+      }
+    }
     view.figures.push_back(f);
   }
   return view;
@@ -100,6 +109,8 @@ json run_document(const RunView& v) {
     const auto& f = v.figures[i];
     json metrics = json::object();  // every summarised metric, the judged one too
     for (const auto& [name, s] : c.metrics) metrics[name] = summary_json(s);
+    json deltas = json::object();
+    for (const auto& [name, d] : f.deltas_vs_baseline) deltas[name] = number_or_null(d);
     cells.push_back({{"variant_id", c.variant_id},
                      {"variant", variants.count(c.variant_id) ? variants[c.variant_id]->name : ""},
                      {"point_id", c.point_id},
@@ -109,7 +120,8 @@ json run_document(const RunView& v) {
                      {"summary", c.summary ? summary_json(*c.summary) : json(nullptr)},
                      {"metrics", std::move(metrics)},
                      {"check", c.check ? check_json(*c.check) : json(nullptr)},
-                     {"delta_vs_baseline", number_or_null(f.delta_vs_baseline)}});
+                     {"delta_vs_baseline", number_or_null(f.delta_vs_baseline)},
+                     {"deltas_vs_baseline", deltas}});
   }
   json out = {{"schema_version", kSchemaVersion},
               {"run", run_json(t.run, true)},
@@ -117,6 +129,7 @@ json run_document(const RunView& v) {
               {"testbed", v.testbed ? testbed_json(*v.testbed) : json(nullptr)},
               {"metric", v.facts.metric},
               {"lower_is_better", v.facts.lower_is_better},
+              {"metrics", declared_metrics_json(v.facts)},
               {"manifest", store::to_json(v.facts)},
               {"variants", json::array()},
               {"points", json::array()},

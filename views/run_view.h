@@ -6,6 +6,7 @@
 // `perfwatch bench --json`; schemas/api/run.schema.json) and text for people.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,6 +27,9 @@ struct RunCellFigures {
   // - 1 (analysis::delta_rel); nullopt for the baseline itself or when either
   // has no median.
   std::optional<double> delta_vs_baseline;
+  // The same for every summarised metric, by name (the judged one too), so
+  // that a reader can switch metrics without computing a change itself.
+  std::map<std::string, std::optional<double>> deltas_vs_baseline;
 };
 
 struct RunView {

@@ -26,8 +26,10 @@ struct ServerCounters {
 class Api {
  public:
   // `writer` is null when writes are refused (read-only server, no token).
-  Api(store::ReadPool& pool, Writer* writer, const ServerCounters& counters)
-      : pool_(pool), writer_(writer), counters_(counters) {}
+  // `commit_url`: the code host's URL of a commit with {sha} in place of
+  // its sha (checked by check_commit_url), or "" for none.
+  Api(store::ReadPool& pool, Writer* writer, const ServerCounters& counters, std::string commit_url = "")
+      : pool_(pool), writer_(writer), counters_(counters), commit_url_(std::move(commit_url)) {}
 
   Reply healthz(const httplib::Request& request);
   // Prometheus text exposition format (not JSON): the reply holds a string.
@@ -39,6 +41,8 @@ class Api {
   Reply series(const httplib::Request& request);
   Reply history(const httplib::Request& request);
   Reply ab(const httplib::Request& request);
+  Reply compare(const httplib::Request& request);         // two commits: ?a=SHA&b=SHA
+  Reply testbeds(const httplib::Request& request);
   Reply run(const httplib::Request& request);             // matches[1] = run id
   Reply compare_runs(const httplib::Request& request);    // matches[1], [2] = run ids
   Reply jobs(const httplib::Request& request);
@@ -59,7 +63,13 @@ class Api {
   store::ReadPool& pool_;
   Writer* writer_;
   const ServerCounters& counters_;
+  std::string commit_url_;
 };
+
+// A code host's commit URL template as `--commit-url` gives it: http(s), with
+// "{sha}" where the commit's sha goes, no whitespace, quotes or angle
+// brackets. Returns it; kInvalidArgument "--commit-url" saying what is wrong.
+Result<std::string> check_commit_url(std::string_view url_template);
 
 // The schema_version every API document carries: the views' (the CLI's
 // --json answers carry the same).

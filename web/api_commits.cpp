@@ -11,8 +11,10 @@
 #include "store/repo_store.h"
 #include "store/run_store.h"
 #include "store/web_queries.h"
+#include "analysis/compare.h"
 #include "analysis/delta.h"
 #include "views/commits_view.h"
+#include "views/metric_choice.h"
 #include "web/api.h"
 
 namespace perfwatch::web {
@@ -58,6 +60,31 @@ std::vector<store::VariantRecord> newest_variants(store::Database& db, const std
   return {};
 }
 
+// A commit's values of a metric judging did not pool: per variant x point the
+// geometric mean of its run medians of that metric (analysis::commit_value),
+// without a CI, on the testbed.
+Result<std::vector<store::CommitSummaryRecord>> values_of_metric(store::Database& db, store::CommitId commit,
+                                                                  store::TestbedId testbed, const std::string& metric) {
+  auto rows = store::WebReader(db).metric_run_medians(commit, testbed, metric);
+  if (!rows) return fail(rows.error());
+  std::map<std::pair<std::string, store::PointId>, std::vector<double>> medians;
+  for (const auto& r : *rows)
+    if (r.median.median > 0) medians[{r.median.variant, r.median.point_id}].push_back(r.median.median);
+  std::vector<store::CommitSummaryRecord> out;
+  for (const auto& [key, values] : medians) {
+    store::CommitSummaryRecord s;
+    s.commit_id = commit;
+    s.testbed_id = testbed;
+    s.variant = key.first;
+    s.point_id = key.second;
+    s.metric = metric;
+    s.runs = static_cast<std::int64_t>(values.size());
+    s.geomean_of_run_medians = analysis::commit_value(values);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 }  // namespace
 
 Reply Api::repos(const httplib::Request& request) {
@@ -94,8 +121,9 @@ Reply Api::commits(const httplib::Request& request) {
 }
 
 Reply Api::commit(const httplib::Request& request) {
-  QueryParams q(request.params, {"repo", "testbed", "basis"});
+  QueryParams q(request.params, {"repo", "testbed", "basis", "metric"});
   auto asked_testbed = q.id("testbed");
+  auto asked_metric = q.name("metric");
   std::string basis = q.word("basis", {"previous", "pinned"}).value_or("previous");
   WEB_CHECK_PARAMS(q);
   std::string sha = request.matches[1];
@@ -120,12 +148,24 @@ Reply Api::commit(const httplib::Request& request) {
   WEB_TRY_STORE(points, runs_reader.points());
   WEB_TRY_VIEW(facts, views::facts_of_commit(db, c));
 
+  WEB_TRY_VIEW(metric, views::choose_metric(facts, asked_metric));
+
   auto testbed_id = pick_testbed(asked_testbed, effective_runs, summaries);
   json testbed = nullptr;
   if (testbed_id) {
     auto t = runs_reader.testbed(*testbed_id);
     if (!t) return std::unexpected(from_store(t.error(), "testbed"));
     testbed = testbed_json(*t);
+  }
+  // Another metric than the judged one: its values from the runs, and no
+  // comparison (judging compared the judged metric only).
+  if (!metric.judged) {
+    comparisons.clear();
+    summaries.clear();
+    if (testbed_id) {
+      WEB_TRY_STORE(values, values_of_metric(db, effective, *testbed_id, metric.name));
+      summaries = std::move(values);
+    }
   }
 
   // The table: variant x point, the commit's pooled value and its
@@ -196,9 +236,6 @@ Reply Api::commit(const httplib::Request& request) {
   json out = {{"schema_version", kApiSchemaVersion},
               {"commit", commit_full(c, inherited_json.is_null() ? "" : inherited_json["sha"].get<std::string>())},
               {"inherited_from", inherited_json},
-              {"metric", facts.metric},
-              {"unit", facts.unit()},
-              {"lower_is_better", facts.lower_is_better},
               {"testbed", testbed},
               {"basis", basis},
               {"against", against_json},
@@ -209,6 +246,7 @@ Reply Api::commit(const httplib::Request& request) {
               {"experiments", json::array()},
               {"annotations", json::array()},
               {"jobs", json::array()}};
+  views::put_metric(out, metric, facts);
   for (const auto& b : builds) out["builds"].push_back(views::build_json(b));
   for (const auto& r : own_runs) out["runs"].push_back(views::run_json(r, false));
   std::map<store::PointId, std::string> labels;
@@ -245,8 +283,9 @@ Reply Api::series(const httplib::Request& request) {
 }
 
 Reply Api::ab(const httplib::Request& request) {
-  QueryParams q(request.params, {"repo", "branch", "commit", "testbed", "baseline", "candidate"}, {"candidate"});
+  QueryParams q(request.params, {"repo", "branch", "commit", "testbed", "baseline", "candidate", "metric"}, {"candidate"});
   auto sha = q.sha("commit");
+  auto asked_metric = q.name("metric");
   auto asked_testbed = q.id("testbed");
   auto asked_baseline = q.name("baseline");
   auto asked_candidates = q.all_names("candidate");
@@ -282,8 +321,16 @@ Reply Api::ab(const httplib::Request& request) {
   WEB_TRY_STORE(summaries, store::AnalysisReader(db).commit_summaries(effective));
   WEB_TRY_STORE(points, runs_reader.points());
   WEB_TRY_VIEW(facts, views::facts_of_commit(db, c));
+  WEB_TRY_VIEW(metric, views::choose_metric(facts, asked_metric));
   auto testbed_id = pick_testbed(asked_testbed, runs, summaries);
   auto variants = newest_variants(db, runs);
+  if (!metric.judged) {
+    summaries.clear();
+    if (testbed_id) {
+      WEB_TRY_STORE(values, values_of_metric(db, effective, *testbed_id, metric.name));
+      summaries = std::move(values);
+    }
+  }
 
   // The baseline: asked for, else the runs' baseline variant.
   std::string baseline;
@@ -325,6 +372,7 @@ Reply Api::ab(const httplib::Request& request) {
   std::map<std::string, json> experiment_of;
   for (const auto& e : found) {
     if (!e.baseline.is_object() || e.baseline.value("variant", std::string()) != baseline) continue;
+    if (!metric.judged || (!e.metric.empty() && e.metric != metric.name)) continue;  // evidence of another metric
     if (testbed_id && e.testbed_id && *e.testbed_id != *testbed_id) continue;
     WEB_TRY_STORE(detail, experiments.experiment(e.id));
     for (const auto& row : detail.evidence) {
@@ -384,15 +432,14 @@ Reply Api::ab(const httplib::Request& request) {
                               {"experiment", experiment_of.count(name) ? experiment_of[name] : json(nullptr)}});
   }
   json baseline_params = by_name.count(baseline) ? by_name[baseline]->params : json::object();
-  return json{{"schema_version", kApiSchemaVersion},
+  json out = {{"schema_version", kApiSchemaVersion},
               {"commit", commit_brief(c)},
               {"testbed_id", testbed_id ? json(*testbed_id) : json(nullptr)},
-              {"metric", facts.metric},
-              {"unit", facts.unit()},
-              {"lower_is_better", facts.lower_is_better},
               {"baseline", {{"name", baseline}, {"params", baseline_params}}},
               {"candidates", std::move(candidate_list)},
               {"rows", std::move(rows)}};
+  views::put_metric(out, metric, facts);
+  return out;
 }
 
 }  // namespace perfwatch::web

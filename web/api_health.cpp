@@ -27,6 +27,20 @@ void family(std::string& out, const std::string& name, const char* type, const c
 
 }  // namespace
 
+Result<std::string> check_commit_url(std::string_view url) {
+  const auto bad = [](std::string why) {
+    return fail(invalid_argument("--commit-url", why + "; give the code host's commit URL with {sha} for the sha, "
+                                                       "e.g. 'https://github.com/OWNER/REPO/commit/{sha}'"));
+  };
+  if (!(url.starts_with("https://") || url.starts_with("http://"))) return bad("must start with https:// or http://");
+  if (url.find("{sha}") == std::string_view::npos) return bad("must contain {sha}");
+  if (url.size() > 500) return bad("is longer than 500 characters");
+  for (unsigned char ch : url)
+    if (ch <= 0x20 || ch >= 0x7f || ch == '"' || ch == '\'' || ch == '<' || ch == '>' || ch == '\\' || ch == '`')
+      return bad("must be printable ASCII without spaces, quotes, backslashes or angle brackets");
+  return std::string(url);
+}
+
 Reply Api::healthz(const httplib::Request& request) {
   QueryParams q(request.params, {});
   WEB_CHECK_PARAMS(q);
@@ -39,6 +53,7 @@ Reply Api::healthz(const httplib::Request& request) {
               {"status", "ok"},
               {"database_schema_version", l->db().schema_version()},
               {"writes", writer_ != nullptr},
+              {"commit_url", commit_url_.empty() ? json(nullptr) : json(commit_url_)},
               {"time", l->db().now()}};
 }
 

@@ -8,13 +8,14 @@
 namespace perfwatch::web {
 
 Reply Api::history(const httplib::Request& request) {
-  QueryParams q(request.params, {"repo", "branch", "variant", "point", "testbed", "limit"});
+  QueryParams q(request.params, {"repo", "branch", "variant", "point", "testbed", "limit", "metric"});
   views::HistoryRequest r;
   r.repo = q.id("repo");
   r.branch = q.name("branch");
   auto variant = q.name("variant");
   auto point = q.text("point", 200);  // a label, a key or axes: any printable text
   r.testbed = q.id("testbed");
+  r.metric = q.name("metric");
   r.limit = static_cast<int>(q.integer("limit", r.limit, 1, views::kHistoryLimitMax));
   WEB_CHECK_PARAMS(q);
   r.variant = variant.value_or("");

@@ -239,6 +239,8 @@ struct Server::Impl {
     http.Get("/api/v1/series", route(&Api::series, true));
     http.Get("/api/v1/history", route(&Api::history, true));
     http.Get("/api/v1/ab", route(&Api::ab, true));
+    http.Get("/api/v1/compare", route(&Api::compare, true));
+    http.Get("/api/v1/testbeds", route(&Api::testbeds, false));
     http.Get(R"(/api/v1/runs/(\d{1,19}))", route(&Api::run, true));
     http.Get(R"(/api/v1/runs/(\d{1,19})/compare/(\d{1,19}))", route(&Api::compare_runs, true));
     http.Get("/api/v1/jobs", route(&Api::jobs, true));
@@ -370,6 +372,10 @@ Result<std::unique_ptr<Server>> Server::start(const ServerOptions& options) {
       limits.expensive_per_s < 0)
     return fail(invalid_argument("server limits",
                                  "threads, body size, timeouts, keep-alive, connections and burst must be positive"));
+  if (!options.commit_url.empty()) {
+    auto checked = check_commit_url(options.commit_url);
+    if (!checked) return fail(checked.error());
+  }
   std::error_code ec;
   if (!std::filesystem::exists(options.db, ec))
     return fail(perfwatch::not_found(options.db.string(), "no such database (run perfwatch bench or watch first)"));
@@ -380,7 +386,7 @@ Result<std::unique_ptr<Server>> Server::start(const ServerOptions& options) {
   if (!pool) return fail(pool.error());
   impl->pool = std::move(*pool);
   if (!options.read_only && !options.token.empty()) impl->writer = std::make_unique<Writer>(options.db);
-  impl->api = std::make_unique<Api>(*impl->pool, impl->writer.get(), impl->counters);
+  impl->api = std::make_unique<Api>(*impl->pool, impl->writer.get(), impl->counters, options.commit_url);
   impl->limiter = std::make_unique<RateLimiter>(RatePolicy{limits.expensive_per_s, limits.expensive_burst, 4096});
   impl->configure();
   impl->routes();

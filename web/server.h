@@ -41,6 +41,7 @@ struct ServerOptions {
   int port = 8080;                   // 0 = any free port (tests)
   std::string token;                 // bearer token for writes; empty = writes refused (403)
   bool read_only = false;            // `perfwatch serve`: true -- nothing writes
+  std::string commit_url;            // the code host's URL of a commit, {sha} for its sha ("" = no links)
   ServerLimits limits;
 };
 

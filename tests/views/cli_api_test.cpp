@@ -90,6 +90,9 @@ TEST_F(CliMatchesApi, History) {
   }
   same("query history --variant " + info().baseline_variant + " --point C96 --limit 4 --json",
        "/api/v1/history?variant=" + info().baseline_variant + "&point=batch%3D96&limit=4", "history");
+  // Any declared metric, the judged one or not.
+  same("query history --variant " + info().baseline_variant + " --point C8 --metric tokens_per_s --json",
+       "/api/v1/history?variant=" + info().baseline_variant + "&point=C8&metric=tokens_per_s", "history");
 }
 
 TEST_F(CliMatchesApi, RunsAndCommits) {

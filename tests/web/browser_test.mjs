@@ -8,7 +8,12 @@
 //   - clicking the flagged point opens that commit's page;
 //   - the negative-results page searches experiments and shows the verdicts
 //     with their evidence;
-//   - the A/B page lays the variants across the sweep.
+//   - the A/B page lays the variants across the sweep;
+//   - browsing (browseChecks below): drag-to-zoom and hover on the history
+//     chart, several series on one chart, the sweep charts, the metric
+//     switch, two commits compared, the testbed picker and the "same commit
+//     on every testbed" view, tab titles, no sideways scroll at 1400 px or
+//     on a phone, dark mode.
 // Usage: node browser_test.mjs --perfwatch BIN --fixture BIN --chromium PATH --work DIR
 import {spawn, execFileSync} from 'node:child_process';
 import fs from 'node:fs';
@@ -65,6 +70,210 @@ async function open(page, base, hash) {
   await page.evaluate(() => document.getElementById('page')?.removeAttribute('data-ready')).catch(() => {});
   await page.goto(base + '/' + hash);
   await ready(page);
+}
+
+// ---- Browsing: charts, metrics, comparisons, testbeds (issue 13 points 3-5, 7; issue 12 point 3) ----
+
+// What uPlot shows of chart `id`: x and y ranges, its series, the slots visible.
+async function chartState(page, id) {
+  return page.evaluate((id) => {
+    const u = document.getElementById(id).uplot;
+    return {x: [u.scales.x.min, u.scales.x.max], y: [u.scales.y.min, u.scales.y.max],
+      series: u.series.slice(1).map((s) => s.label), data: u.data.slice(1), visible: u.visibleSlots(),
+      axis: u.axes[1].label};
+  }, id);
+}
+
+// Client coordinates of slot i of chart `id` at value v (default: its first series' value).
+async function spotOf(page, id, i, v) {
+  return page.evaluate(([id, i, v]) => {
+    const u = document.getElementById(id).uplot;
+    const rect = u.over.getBoundingClientRect();
+    const y = v ?? u.data[1][i];
+    return {x: rect.left + u.valToPos(i, 'x'), y: rect.top + u.valToPos(y, 'y'), top: rect.top + 10};
+  }, [id, i, v]);
+}
+
+async function noSidewaysScroll(page) {
+  return page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+}
+
+async function browseChecks(page, base, info) {
+  const measured = info.shas.filter((s) => s !== info.running_sha && s !== info.docs_sha);
+  const regressionAt = measured.indexOf(info.regression_sha);
+  const before = measured[regressionAt - 1];
+  const historyOf = (extra) => '#/history?variant=' + info.baseline_variant + '&point=C1' + extra;
+
+  // Zoom: drag across commits 0..3 (before the slowdown); x shows them only
+  // and y fits them (the +12% step is off the chart); a double-click resets.
+  await open(page, base, historyOf(''));
+  const whole = await chartState(page, 'history-chart');
+  const from = await spotOf(page, 'history-chart', 0), to = await spotOf(page, 'history-chart', 3);
+  await page.mouse.move(from.x - 5, from.top);
+  await page.mouse.down();
+  await page.mouse.move(to.x + 5, from.top, {steps: 8});
+  await page.mouse.up();
+  const zoomed = await chartState(page, 'history-chart');
+  check(zoomed.x[0] > -0.5 && zoomed.x[1] < 4 && zoomed.visible[0] === 0 && zoomed.visible[1] === 3,
+    'dragging across four commits zooms x to them (' + zoomed.x.map((v) => v.toFixed(2)) + ')');
+  check(zoomed.y[1] - zoomed.y[0] < 0.6 * (whole.y[1] - whole.y[0]),
+    'and y fits what is visible (span ' + (zoomed.y[1] - zoomed.y[0]).toFixed(2) + ' of ' + (whole.y[1] - whole.y[0]).toFixed(2) + ')');
+  check(page.url().includes('#/history'), 'a drag opens no commit');
+  await page.mouse.dblclick(from.x, from.y);
+  const reset = await chartState(page, 'history-chart');
+  check(reset.x[0] === whole.x[0] && reset.x[1] === whole.x[1], 'a double-click shows every commit again');
+
+  // Hover: the tooltip says the commit, its date, CI, the change and the flag.
+  const spot = await spotOf(page, 'history-chart', regressionAt);
+  await page.mouse.move(spot.x, spot.y);
+  await page.waitForSelector('#history-chart .chart-tip:not([hidden])', {timeout: 5000});
+  const tip = await page.textContent('#history-chart .chart-tip');
+  check(tip.includes(info.regression_sha.slice(0, 10)) && tip.includes('committed') && tip.includes('UTC'),
+    'hovering a point names its commit and date (' + tip.slice(0, 60) + '…)');
+  check(/95% CI \[[\d.]+, [\d.]+\]/.test(tip), 'the tooltip gives the 95% CI');
+  check(/vs previous commit \+1[0-4]\.\d%/.test(tip), 'the change to the previous commit (+12% planted)');
+  check(tip.includes('flag: regression'), 'and the flag');
+  await page.mouse.move(1, 1);
+
+  // Several series: every point of a variant, relative to its first commit.
+  await open(page, base, historyOf('&chart=points&scale=relative'));
+  const points = await chartState(page, 'history-chart');
+  check(points.series.length === info.point_keys.length && points.series.at(-1) === 'C96',
+    'one line per sweep point (' + points.series.join(' ') + ')');
+  check(points.data.every((d) => Math.abs(d[0] - 1) < 1e-9), 'each normalised to its first commit (1.0)');
+  check(points.data.every((d) => d[regressionAt] > 1.07), 'every point shows the slowdown at its commit');
+  await open(page, base, historyOf('&chart=variants'));
+  const variants = await chartState(page, 'history-chart');
+  check(variants.series.length === info.variants.length && variants.axis.includes('us'),
+    'every variant at one point, in the unit (' + variants.series.join(' ') + ')');
+  const multi = await spotOf(page, 'history-chart', regressionAt, variants.data[0][regressionAt]);
+  await page.mouse.move(multi.x, multi.y);
+  await page.waitForSelector('#history-chart .chart-tip:not([hidden])', {timeout: 5000});
+  const multiTip = await page.textContent('#history-chart .chart-tip');
+  check(info.variants.every((v) => multiTip.includes(v)) && multiTip.includes('regression'),
+    'its tooltip gives every variant\'s value and flag');
+  check((await page.title()).startsWith('History: every variant at C1'), 'the tab says what is shown (' + await page.title() + ')');
+
+  // The metric switch: tokens/s, higher is better; kept in the URL from page to page.
+  await open(page, base, historyOf(''));
+  await page.evaluate(() => document.getElementById('page').removeAttribute('data-ready'));
+  await page.selectOption('#metric-switch', 'tokens_per_s');
+  await ready(page);
+  check(page.url().includes('metric=tokens_per_s'), 'choosing tokens/s puts the metric in the URL');
+  const tokens = await chartState(page, 'history-chart');
+  check(tokens.axis.includes('tokens/s') && tokens.axis.includes('higher is better'),
+    'the chart is in tokens/s, higher is better (' + tokens.axis + ')');
+  check(tokens.data[0][regressionAt] < tokens.data[0][regressionAt - 1] * 0.93, 'and shows the slowdown as a drop');
+  check(await page.locator('#metric-note').isVisible(), 'the page says tokens/s is not the judged metric');
+  await page.evaluate(() => document.getElementById('page').removeAttribute('data-ready'));
+  await page.click('header nav a[href^="#/ab"]');
+  await ready(page);
+  check(page.url().includes('metric=tokens_per_s'), 'the metric stays chosen on the next page');
+  check((await page.locator('#ab-table thead').textContent()).length > 0 &&
+    (await page.textContent('#page h2')).includes('tokens_per_s'), 'the A/B table is in tokens/s');
+  const sweepTokens = await chartState(page, 'sweep-chart');
+  const slowIndex = sweepTokens.series.indexOf('bt32_w8_s3');
+  check(slowIndex >= 0 && sweepTokens.data[slowIndex].every((d) => d < 0), 'the slower candidate is below the baseline in tokens/s');
+  await open(page, base, '#/run/' + info.ok_runs.at(-1) + '?metric=tokens_per_s');
+  check((await page.textContent('#page')).includes('tokens_per_s (tokens/s, higher is better)'), 'the run page switches metric too');
+
+  // Sweep view beside the A/B table, and on the commit and run pages.
+  await open(page, base, '#/ab');
+  const sweep = await chartState(page, 'sweep-chart');
+  const candidates = info.variants.filter((v) => v !== info.baseline_variant);
+  check(sweep.series.length === candidates.length && candidates.every((c) => sweep.series.includes(c)),
+    'the sweep chart has a line per candidate (' + sweep.series.join(' ') + ')');
+  check(sweep.data[sweep.series.indexOf('bt32_w8_s3')].every((d) => d > 3), 'bt32_w8_s3 is slower at every point (Δ% > 3)');
+  const box = await page.evaluate(() => {
+    const t = document.getElementById('ab-table').getBoundingClientRect();
+    const c = document.getElementById('sweep-chart').getBoundingClientRect();
+    return {tableRight: t.right, chartLeft: c.left, tableTop: t.top, chartBottom: c.bottom};
+  });
+  check(box.chartLeft >= box.tableRight - 1 && box.tableTop < box.chartBottom, 'the chart stands beside the table');
+  const sweepSpot = await spotOf(page, 'sweep-chart', 2, sweep.data[0][2]);
+  await page.mouse.move(sweepSpot.x, sweepSpot.y);
+  await page.waitForSelector('#sweep-chart .chart-tip:not([hidden])', {timeout: 5000});
+  check((await page.textContent('#sweep-chart .chart-tip')).startsWith('C48'), 'hovering the sweep chart names the point');
+  await open(page, base, '#/commit/' + info.regression_sha);
+  check((await chartState(page, 'sweep-chart')).series.length === candidates.length, 'the commit page has the sweep chart');
+  check(!/\bnull\b/.test(await page.textContent('#page')), 'the commit page prints no literal null');
+  check((await page.locator('#runs tbody td:last-child').allTextContents()).every((t) => t.includes('commit run')),
+    'the runs table says what each run was for');
+  await open(page, base, '#/run/' + info.ok_runs.at(-1));
+  check((await chartState(page, 'sweep-chart')).series.length === candidates.length, 'the run page has it too');
+  check(!/\bnull\b/.test(await page.textContent('#page')), 'the run page prints no literal null');
+  await page.fill('#compare-run-form input[name=b]', String(info.ok_runs.at(-2)));
+  await page.evaluate(() => document.getElementById('page').removeAttribute('data-ready'));
+  await page.click('#compare-run-form button[type=submit]');
+  await ready(page);
+  check((await page.locator('#compare-runs-table tbody tr').count()) === 18 &&
+    (await page.locator('#compare-runs-table td[class*="v-"]').count()) === 0,
+    'two runs compared: every cell\'s change, and no verdict from one run a side');
+
+  // Two commits compared: every cell with its delta, band and verdict; the range.
+  await open(page, base, '#/commit/' + info.regression_sha);
+  await page.evaluate(() => document.getElementById('page').removeAttribute('data-ready'));
+  await page.click('#compare-previous');
+  await ready(page);
+  check(page.url().includes('#/compare?a=' + before) && page.url().includes('b=' + info.regression_sha),
+    'the commit page links to its comparison with the previous commit');
+  check((await page.locator('#compare-table td.v-regression').count()) === 18, 'every compared cell is a regression');
+  const cellTitle = await page.locator('#compare-table td.v-regression').first().getAttribute('title');
+  check(/as judged .*band ±3\.0%.*regression/.test(cellTitle), 'each says the band and test that judged it (' + cellTitle + ')');
+  check((await page.locator('#range tbody tr').count()) === 1, 'the range between them is the one commit');
+  await open(page, base, '#/compare?a=' + info.hostile_sha + '&b=' + info.revert_sha);
+  check((await page.locator('#range tbody tr').count()) === 2 && (await page.locator('#range .badge.inherited').count()) === 1,
+    'an inherited commit in between is listed and marked');
+  check((await page.locator('#compare-table td.v-improvement').count()) >= 6, 'the revert is an improvement');
+  check((await page.title()).startsWith('Compare '), 'the tab names the comparison');
+
+  // The testbed picker, kept in the URL; the same commit on every testbed.
+  await open(page, base, '#/commit/' + info.regression_sha);
+  check(await page.locator('#testbed-select').isVisible(), 'the header has a testbed picker');
+  check((await page.locator('#testbed-select option').count()) === 3, 'listing both testbeds');
+  await page.evaluate(() => document.getElementById('page').removeAttribute('data-ready'));
+  await page.selectOption('#testbed-select', String(info.testbeds[1]));
+  await ready(page);
+  check(page.url().includes('testbed=' + info.testbeds[1]), 'the choice is in the URL');
+  check((await page.textContent('.commit-links')).includes('fixture-gpu'), 'the commit page reads that testbed');
+  check((await page.locator('#change-table td.v-regression').count()) === 0, 'where the commit is no regression');
+  await page.evaluate(() => document.getElementById('page').removeAttribute('data-ready'));
+  await page.click('header nav a[href^="#/history"]');
+  await ready(page);
+  check(page.url().includes('testbed=' + info.testbeds[1]), 'and the choice follows to the next page');
+  await open(page, base, '#/?testbed=' + info.testbeds[1]);
+  check((await page.textContent('#page')).includes('No open regression.'),
+    'the overview on the second testbed has no open regression');
+  await open(page, base, '#/commit/' + info.regression_sha + '/testbeds');
+  const summary = await page.locator('#testbed-summary tbody tr').allTextContents();
+  check(summary.length === 2 && summary[0].includes('fixture-cpu') && summary[1].includes('fixture-gpu'),
+    'the same commit on every testbed: a row per testbed');
+  check((await page.locator('#testbed-summary tbody tr').first().locator('td').nth(2).textContent()) === '18' &&
+    (await page.locator('#testbed-summary tbody tr').nth(1).locator('td').nth(2).textContent()) === '0',
+    'a regression on fixture-cpu only (18 cells against 0)');
+  check((await page.locator('.testbed-table').count()) === 2, 'with each testbed\'s table side by side');
+
+  // Layout: no sideways scroll at 1400 px, no overflow on a phone; dark mode.
+  const pages = ['#/', historyOf(''), historyOf('&chart=points'), '#/commit/' + info.regression_sha,
+    '#/commit/' + info.regression_sha + '/testbeds', '#/ab', '#/compare?a=' + before + '&b=' + info.regression_sha,
+    '#/experiments', '#/run/' + info.ok_runs.at(-1)];
+  for (const [width, height] of [[1400, 900], [390, 844]]) {
+    await page.setViewportSize({width, height});
+    const over = [];
+    for (const hash of pages) {
+      await open(page, base, hash);
+      const extra = await noSidewaysScroll(page);
+      if (extra > 0) over.push(hash + ' (+' + extra + ' px)');
+    }
+    check(over.length === 0, 'no page scrolls sideways at ' + width + ' px (' + over.join(', ') + ')');
+  }
+  await page.setViewportSize({width: 1280, height: 900});
+  await page.emulateMedia({colorScheme: 'dark'});
+  await open(page, base, '#/commit/' + info.regression_sha);
+  const colors = await page.evaluate(() => [getComputedStyle(document.body).backgroundColor, getComputedStyle(document.body).color]);
+  check(colors[0] === 'rgb(11, 18, 32)' && colors[1] === 'rgb(226, 232, 240)', 'dark mode follows prefers-color-scheme (' + colors + ')');
+  await page.emulateMedia({colorScheme: 'light'});
+  check((await page.title()).includes(info.regression_sha.slice(0, 7)), 'the commit page\'s tab names the commit');
 }
 
 async function main() {
@@ -185,6 +394,8 @@ async function main() {
       'the A/B table has a row per sweep point, C1 to C96');
     check((await page.locator('#ab-table td.v-regression').count()) === info.point_keys.length,
       'the rejected candidate is red at every point');
+
+    await browseChecks(page, base, info);
 
     check(dialogs.length === 0, 'no dialog was opened (' + JSON.stringify(dialogs) + ')');
     check(pageErrors.length === 0, 'no script error (' + JSON.stringify(pageErrors) + ')');

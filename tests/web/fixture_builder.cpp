@@ -98,6 +98,11 @@ class Builder {
     info_.repo_id = must(repos.ensure_repo({0, "/srv/fixture/mla-kernels", "https://example.invalid/mla-kernels.git",
                                             "mla-kernels", 0}));
     testbed_ = must(runs.ensure_testbed({0, "fixture-cpu", "fixture-host", Backend::kCpu, "fixture CPU", 0}));
+    info_.testbeds.push_back(testbed_);
+    if (spec_.second_testbed) {
+      second_ = must(runs.ensure_testbed({0, "fixture-gpu", "fixture-gpu-host", Backend::kCuda, "fixture GPU", 0}));
+      info_.testbeds.push_back(*second_);
+    }
     for (auto b : spec_.batches) {
       // One axis, batch: the web's readers know no axis by name.
       std::string key = "batch=" + std::to_string(b);
@@ -114,7 +119,7 @@ class Builder {
     const int regression_at = spec_.story ? 4 : n / 2;
     const int hostile_at = 5, docs_at = 6, revert_at = 7;
     std::optional<CommitId> previous_measured;
-    std::map<std::pair<std::string, PointId>, double> previous_pooled;
+    std::map<std::pair<std::string, PointId>, double> previous_pooled, previous_second;
     std::string previous_sha;
     for (int i = 0; i < n; ++i) {
       clock_ = kEpoch + i * 3600;
@@ -160,8 +165,14 @@ class Builder {
         continue;
       }
       double step = (i >= regression_at && (!story || i < revert_at)) ? (story ? 1.12 : 1.05) : 1.0;
-      auto pooled = measure(id, c.sha, step);
-      if (spec_.comparisons && previous_measured) compare(id, *previous_measured, pooled, previous_pooled, story && i == revert_at);
+      if (second_) {
+        auto second = measure(id, c.sha, 1.0, *second_);
+        if (spec_.comparisons && previous_measured) compare(id, *previous_measured, second, previous_second, false, *second_);
+        previous_second = std::move(second);
+      }
+      auto pooled = measure(id, c.sha, step, testbed_);
+      if (spec_.comparisons && previous_measured)
+        compare(id, *previous_measured, pooled, previous_pooled, story && i == revert_at, testbed_);
       if (story) experiments(id, c.sha, pooled);
       if (story && i == hostile_at) trailer_experiment(id, pooled, previous_pooled);
       if (story && i == hostile_at) give_up_noise_job(c.sha);
@@ -224,18 +235,21 @@ class Builder {
     must(JobQueue(db_).finish(id, state, message));
   }
 
-  RunId start_run(CommitId commit, std::optional<BuildId> build, std::optional<JobId> job, int r) {
+  RunId start_run(CommitId commit, std::optional<BuildId> build, std::optional<JobId> job, int r, TestbedId testbed) {
     RunRecord run;
     run.commit_id = commit;
     run.build_id = build;
-    run.testbed_id = testbed_;
+    run.testbed_id = testbed;
     run.job_id = job;
     run.kind = RunKind::kBench;
     run.purpose = "commit run " + std::to_string(r + 1) + "/" + std::to_string(spec_.runs_per_commit);
     run.status = RunStatus::kRunning;
     run.started_at = clock_;
     run.seed = static_cast<std::int64_t>(spec_.seed * 1000 + r);
-    run.provenance = {{"backend", "cpu"}, {"device", {{"name", "fixture CPU"}}}, {"build_id", "fixture"}};
+    const bool first = testbed == testbed_;
+    run.provenance = {{"backend", first ? "cpu" : "cuda"},
+                      {"device", {{"name", first ? "fixture CPU" : "fixture GPU"}}},
+                      {"build_id", "fixture"}};
     run.manifest = manifest_;
     return must(RunWriter(db_).start_run(run));
   }
@@ -256,11 +270,16 @@ class Builder {
 
   // Measures a commit: a job, a build, runs_per_commit runs with trials and
   // summaries, and the pooled value per variant x point (returned).
-  std::map<std::pair<std::string, PointId>, double> measure(CommitId commit, const std::string& sha, double step) {
+  std::map<std::pair<std::string, PointId>, double> measure(CommitId commit, const std::string& sha, double step,
+                                                            TestbedId testbed) {
     RunWriter runs(db_);
     AnalysisWriter analysis(db_);
     std::optional<JobId> job;
-    if (spec_.story) job = claim_job(sha);
+    // The second testbed's runs belong to the same job (the first testbed's
+    // measure() claims and finishes it).
+    const bool first = testbed == testbed_;
+    const double speed = first ? 1.0 : 0.6;
+    if (spec_.story && first) job = claim_job(sha);
     BuildRecord build;
     build.commit_id = commit;
     build.status = BuildStatus::kOk;
@@ -275,7 +294,7 @@ class Builder {
     std::normal_distribution<double> run_noise(0.0, 0.01), trial_noise(0.0, 0.005);
     std::map<std::pair<std::string, PointId>, std::vector<double>> run_medians;
     for (int r = 0; r < spec_.runs_per_commit; ++r) {
-      RunId run = start_run(commit, build_id, job, r);
+      RunId run = start_run(commit, build_id, job, r, testbed);
       auto variants = add_variants(run);
       double run_factor = 1.0 + run_noise(rng_);
       std::vector<TrialRecord> trials;
@@ -283,10 +302,11 @@ class Builder {
       double wall_s = 0;
       for (const auto& [name, vid] : variants) {
         for (const auto& [pid, batch] : points_) {
-          std::vector<double> times;
+          std::vector<double> times, tokens;
           for (int t = 1; t <= spec_.trials_per_cell; ++t) {
-            double time_us = model_time_us(name, batch) * step * run_factor * (1.0 + trial_noise(rng_));
+            double time_us = model_time_us(name, batch) * speed * step * run_factor * (1.0 + trial_noise(rng_));
             times.push_back(time_us);
+            tokens.push_back(static_cast<double>(batch) / time_us * 1e6);
             TrialRecord tr;
             tr.run_id = run;
             tr.variant_id = vid;
@@ -314,6 +334,20 @@ class Builder {
           rec.stop_reason = "max_trials";
           rec.computed_at = clock_;
           summaries.push_back(rec);
+          // Every declared metric is summarised; time_us is the judged one.
+          auto st = analysis::summarize(tokens);
+          SummaryRecord other = rec;
+          other.metric = "tokens_per_s";
+          other.judged = false;
+          other.n = st.n;
+          other.median = st.median;
+          other.ci_low = st.ci_low;
+          other.ci_high = st.ci_high;
+          other.mean = st.mean;
+          other.stddev = st.stddev;
+          other.minimum = st.min;
+          other.maximum = st.max;
+          summaries.push_back(other);
           run_medians[{name, pid}].push_back(s.median);
         }
       }
@@ -336,7 +370,7 @@ class Builder {
     for (const auto& [key, medians] : run_medians) {
       CommitSummaryRecord cs;
       cs.commit_id = commit;
-      cs.testbed_id = testbed_;
+      cs.testbed_id = testbed;
       cs.variant = key.first;
       cs.point_id = key.second;
       cs.metric = "time_us";
@@ -356,7 +390,8 @@ class Builder {
   }
 
   void compare(CommitId commit, CommitId against, const std::map<std::pair<std::string, PointId>, double>& now,
-               const std::map<std::pair<std::string, PointId>, double>& before, bool acknowledge_one) {
+               const std::map<std::pair<std::string, PointId>, double>& before, bool acknowledge_one,
+               TestbedId testbed) {
     AnalysisWriter analysis(db_);
     for (const auto& [key, value] : now) {
       auto prev = before.find(key);
@@ -368,7 +403,7 @@ class Builder {
       cmp.commit_id = commit;
       cmp.against_commit_id = against;
       cmp.basis = ComparisonBasis::kPrevious;
-      cmp.testbed_id = testbed_;
+      cmp.testbed_id = testbed;
       cmp.variant = key.first;
       cmp.point_id = key.second;
       cmp.metric = "time_us";
@@ -384,7 +419,7 @@ class Builder {
       if (verdict != ChangeVerdict::kRegression && verdict != ChangeVerdict::kImprovement) continue;
       FlagRecord f;
       f.commit_id = commit;
-      f.testbed_id = testbed_;
+      f.testbed_id = testbed;
       f.variant = key.first;
       f.point_id = key.second;
       f.kind = verdict == ChangeVerdict::kRegression ? FlagKind::kRegression : FlagKind::kImprovement;
@@ -522,7 +557,7 @@ class Builder {
 
   void start_running(CommitId commit, const std::string& sha) {
     JobId job = claim_job(sha);
-    RunId run = start_run(commit, std::nullopt, job, 0);
+    RunId run = start_run(commit, std::nullopt, job, 0, testbed_);
     auto variants = add_variants(run);
     std::vector<TrialRecord> trials;
     const auto& [pid, batch] = points_.front();
@@ -565,6 +600,7 @@ class Builder {
   std::mt19937_64 rng_;
   FixtureInfo info_;
   TestbedId testbed_ = 0;
+  std::optional<TestbedId> second_;
   CommitId hostile_id_ = 0;
   std::vector<std::pair<PointId, std::int64_t>> points_;
   json manifest_;
@@ -591,6 +627,7 @@ json FixtureInfo::to_json() const {
           {"running_run", running_run},
           {"given_up_job", given_up_job},
           {"ok_runs", ok_runs},
+          {"testbeds", testbeds},
           {"trials", trials},
           {"hostile_subject", kHostileSubject}};
 }

@@ -40,6 +40,10 @@ struct FixtureSpec {
   std::vector<std::string> variants = {"bt32_w4_s2", "bt64_w4_s2", "bt32_w8_s3"};
   bool story = true;
   bool comparisons = true;  // comparisons and flags between consecutive measured commits
+  // A second testbed ("fixture-gpu", measured before the first, so the first
+  // stays every page's default) that runs every measured commit too, faster,
+  // where the story's slowdown does not happen: a one-testbed regression.
+  bool second_testbed = false;
   std::uint64_t seed = 1;
   // Progress lines on stderr (large fixtures).
   bool verbose = false;
@@ -62,6 +66,7 @@ struct FixtureInfo {
   store::RunId running_run = 0;
   store::JobId given_up_job = 0;  // a noise job of hostile_sha, cut off three times: gave_up
   std::vector<store::RunId> ok_runs;
+  std::vector<store::TestbedId> testbeds;  // the first is the story's; the second, when asked for
   std::int64_t trials = 0;
 
   nlohmann::json to_json() const;

@@ -33,11 +33,26 @@ export function show(root, ...children) {
   return append(root, children);
 }
 
+// The choices a user makes once and keeps from page to page: they stay in
+// every link the dashboard builds (so a link or a reload keeps them too).
+export const STICKY = ['testbed', 'metric'];
+
+export function currentParams() {
+  const hash = window.location.hash.replace(/^#/, '');
+  return new URLSearchParams(hash.split('?', 2)[1] || '');
+}
+
 // A link inside the dashboard: `route` is a path like "/commit/<sha>" and
-// `params` an object of query values (arrays repeat the key).
+// `params` an object of query values (arrays repeat the key). The sticky
+// choices of the page shown are carried unless `params` names them (null
+// drops one).
 export function route(path, params = {}) {
   const query = new URLSearchParams();
-  for (const [key, value] of Object.entries(params)) {
+  const here = currentParams();
+  const all = {};
+  for (const key of STICKY) if (here.get(key)) all[key] = here.get(key);
+  Object.assign(all, params);
+  for (const [key, value] of Object.entries(all)) {
     if (value === undefined || value === null || value === '') continue;
     for (const v of [value].flat()) query.append(key, String(v));
   }
@@ -63,7 +78,9 @@ export function table(headers, rows, props = {}) {
     return el(tag, {}, c ?? '');
   };
   const head = headers.length ? el('thead', {}, headers.map((row) => el('tr', {}, row.map((h) => cell('th', h))))) : null;
-  return el('table', props, head, el('tbody', {}, rows.map((r) => el('tr', {}, r.map((c) => cell('td', c))))));
+  // A wide table scrolls inside its own box instead of widening the page.
+  return el('div', {class: 'table-wrap'},
+    el('table', props, head, el('tbody', {}, rows.map((r) => el('tr', {}, r.map((c) => cell('td', c)))))));
 }
 
 export function badge(word, extra = '') {

@@ -3,6 +3,8 @@
 // (within noise greyed), its flags (acknowledge with the token), experiments,
 // and its jobs (a job given up on can be re-queued with the token).
 import * as api from '../api.js';
+import {chartWidth, drawSweep} from '../chart.js';
+import {codeHostLink, metricSwitch, notJudgedNote, shared} from '../controls.js';
 import {badge, commitLink, el, link, message, route, section, show, table} from '../dom.js';
 import * as fmt from '../format.js';
 
@@ -81,13 +83,39 @@ function jobsTable(doc, writes, onDone) {
   return table([['Job', 'Kind', 'State', 'Attempts', 'When', 'Message', 'Re-queue']], rows, {class: 'data', id: 'jobs'});
 }
 
+// The sweep view beside the table: each candidate variant's change against
+// the baseline across the sweep points (the A/B document's deltas).
+function sweepSection(abDoc) {
+  if (!abDoc || !abDoc.rows.length || !abDoc.candidates.length) return {node: null, draw: () => null};
+  const box = el('div', {class: 'sweep-chart', id: 'sweep-chart'});
+  const node = section('Candidates against ' + abDoc.baseline.name + ' across the sweep (Δ%, ' + abDoc.metric + ')', box,
+    el('p', {class: 'muted'}, 'Each line: a candidate variant\'s change against the baseline at each sweep point. ',
+      link('/ab', {commit: abDoc.commit.sha}, 'The A/B table'), ' has the values and verdicts.'));
+  const draw = () => {
+    const u = drawSweep(box, {
+      rows: abDoc.rows.map((r) => ({label: r.point.label, key: r.point.key, cells: r.cells})),
+      candidates: abDoc.candidates.map((x) => x.name),
+      baseline: abDoc.baseline.name,
+      lowerIsBetter: abDoc.lower_is_better,
+      width: chartWidth(box, 900),
+      height: 260,
+    });
+    box.uplot = u;
+    return u;
+  };
+  return {node, draw};
+}
+
 export async function commit(ctx) {
   const sha = ctx.match[1].toLowerCase();
-  const [doc, health] = await Promise.all([
-    api.get('/api/v1/commits/' + encodeURIComponent(sha), {}, ctx.signal),
+  const {testbed, metric} = shared(ctx);
+  const [doc, health, abDoc] = await Promise.all([
+    api.get('/api/v1/commits/' + encodeURIComponent(sha), {testbed, metric}, ctx.signal),
     api.get('/healthz', {}, ctx.signal),
+    api.get('/api/v1/ab', {commit: sha, testbed, metric}, ctx.signal).catch(() => null),
   ]);
   const c = doc.commit;
+  ctx.setTitle(c.short_sha.slice(0, 7) + ' ' + c.subject);
   const reload = () => window.dispatchEvent(new HashChangeEvent('hashchange'));
   const header = el('div', {class: 'commit-head'},
     el('h1', {}, el('span', {class: 'sha', text: c.short_sha}), ' ', el('span', {class: 'subject', id: 'commit-subject', text: c.subject})),
@@ -96,9 +124,21 @@ export async function commit(ctx) {
       ? message('info', 'This commit changed none of the manifest\'s paths: it carries the results of ' + doc.inherited_from.short_sha + ' (no build, no bench time).')
       : null,
     el('pre', {class: 'message-body', id: 'commit-message', text: c.message}),
-    el('p', {}, link('/ab', {commit: c.sha}, 'A/B of its variants'), ' · ',
-      doc.against ? el('span', {}, 'compared with ', commitLink(doc.against.sha)) : 'no previous measured commit',
-      doc.testbed ? el('span', {class: 'muted', text: ' · testbed ' + doc.testbed.name + ' (' + doc.testbed.backend + ', ' + doc.testbed.device_name + ')'}) : null));
+    el('p', {class: 'commit-links'}, link('/ab', {commit: c.sha}, 'A/B of its variants'), ' · ',
+      doc.against ? el('span', {}, 'compared with ', commitLink(doc.against.sha), ' (',
+        el('a', {href: route('/compare', {a: doc.against.sha, b: c.sha}), id: 'compare-previous',
+          text: c.parent_sha === doc.against.sha ? 'compare' : 'compare, with the commits in between'}), ')')
+        : 'no previous measured commit',
+      ' · ', el('a', {href: route('/commit/' + c.sha + '/testbeds'), id: 'every-testbed', text: 'on every testbed'}),
+      codeHostLink(health.commit_url, c.sha) ? [' · ', codeHostLink(health.commit_url, c.sha)] : null,
+      doc.testbed ? el('span', {class: 'muted', text: ' · testbed ' + doc.testbed.name + ' (' + doc.testbed.backend + ', ' + doc.testbed.device_name + ')'}) : null),
+    el('form', {class: 'pickers', id: 'compare-form', onsubmit: (e) => {
+      e.preventDefault();
+      const other = new FormData(e.target).get('a').trim();
+      window.location.hash = route('/compare', {a: other, b: c.sha});
+    }}, el('label', {}, 'compare with ', el('input', {name: 'a', size: 14, required: true, pattern: '[0-9a-fA-F]{4,64}',
+      value: doc.against ? doc.against.sha.slice(0, 12) : '', placeholder: 'sha'})), ' ', el('button', {type: 'submit', text: 'Compare'}),
+    ' ', metricSwitch(doc, '/commit/' + c.sha, {})));
 
   const flags = doc.flags.length
     ? table([['Flag', 'Variant', 'Point', 'Change', 'State']], doc.flags.map((f) => [
@@ -110,9 +150,10 @@ export async function commit(ctx) {
     : message('ok', 'No flag on this commit.');
 
   const runs = doc.runs.length
-    ? table([['Run', 'Kind', 'Status', 'Trials', 'Wall', 'Started', 'Message']], doc.runs.map((r) => [
+    ? table([['Run', 'Kind', 'Status', 'Trials', 'Wall', 'Started', 'What it was for']], doc.runs.map((r) => [
       el('a', {href: route('/run/' + r.id), text: '#' + r.id}), r.kind, {node: badge(r.status)}, String(r.trial_count),
-      fmt.seconds(r.wall_s), fmt.date(r.started_at), el('span', {class: 'muted', text: r.message})]), {class: 'data'})
+      fmt.seconds(r.wall_s), fmt.date(r.started_at),
+      el('span', {class: 'muted', text: [r.purpose, r.message].filter(Boolean).join(' — ') || '–'})]), {class: 'data', id: 'runs'})
     : message('info', doc.inherited_from ? 'No runs of its own.' : 'No runs yet.');
   const builds = doc.builds.length
     ? table([['Build', 'Status', 'Duration', 'Toolchain']], doc.builds.map((b) => [
@@ -123,18 +164,24 @@ export async function commit(ctx) {
       el('a', {href: route('/experiments', {id: x.id}), text: x.hypothesis || '(no hypothesis)'}))))
     : message('info', 'No experiment refers to this commit.');
 
+  const sweep = sweepSection(abDoc);
   show(ctx.root,
     header,
-    section('Variants × sweep points (' + fmt.metricUnit(doc.metric, doc.unit) + ': geomean of run medians; change vs the previous measured commit)',
+    section('Variants × sweep points (' + doc.metric + ', ' + fmt.metricUnit(doc.metric, doc.unit) + ', ' +
+        (doc.lower_is_better ? 'lower' : 'higher') + ' is better: geomean of run medians; change vs the previous measured commit)',
+      notJudgedNote(doc, 'values are computed from the runs, without a CI, and have no verdict here; compare two commits for one.'),
       changeTable(doc),
       el('p', {class: 'legend'}, el('span', {class: 'cell v-regression', text: 'regression'}), ' ',
         el('span', {class: 'cell v-improvement', text: 'improvement'}), ' ',
         el('span', {class: 'cell v-within_noise', text: 'within noise'}), ' ',
         el('span', {class: 'cell v-undecided', text: 'undecided'}))),
+    sweep.node,
     section('Flags', flags),
     section('Experiments', experiments),
     section('Runs', runs, builds),
     section('Jobs', jobsTable(doc, health.writes, reload)),
     doc.annotations.length ? section('Notes', el('ul', {}, doc.annotations.map((a) =>
       el('li', {}, el('span', {text: a.text}), el('span', {class: 'muted', text: ' — ' + a.author + ', ' + fmt.date(a.at)}))))) : null);
+  const u = sweep.draw();
+  if (u) ctx.signal.addEventListener('abort', () => u.destroy());
 }

@@ -90,7 +90,8 @@ export async function overview(ctx) {
   const offset = Math.max(0, parseInt(ctx.params.get('offset') || '0', 10) || 0);
   const [commits, flags, jobs, givenUp] = await Promise.all([
     api.get('/api/v1/commits', {limit: PAGE, offset}, ctx.signal),
-    api.get('/api/v1/flags', {state: 'open', kind: 'regression', limit: 200}, ctx.signal),
+    // The header's testbed picker narrows the open regressions to one testbed.
+    api.get('/api/v1/flags', {state: 'open', kind: 'regression', limit: 200, testbed: ctx.params.get('testbed') || undefined}, ctx.signal),
     api.get('/api/v1/jobs', {limit: 20}, ctx.signal),
     api.get('/api/v1/jobs', {state: 'gave_up', limit: 20}, ctx.signal),
   ]);
