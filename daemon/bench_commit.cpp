@@ -218,6 +218,13 @@ Result<BenchOutcome> bench_commit(store::Database& db, const BenchOptions& optio
       // A stopped build is no verdict on the commit: the run is cut off, the build redone next time.
       out.status = stopped ? store::RunStatus::kCutOff : store::RunStatus::kBuildFailed;
       out.message = "the build " + build.process.describe() + " (log: " + build_log.string() + ")";
+      // Nor is a build the executor lost (a Slurm job preempted, its node gone).
+      if (!stopped && options.slot) {
+        if (auto lost = options.slot->ended(build_name).lost) {
+          out.status = store::RunStatus::kLost;
+          out.message = *lost + "; " + out.message;
+        }
+      }
       out.wall_s = build.process.wall_s;
       store::RunOutcome o;
       o.status = out.status;
@@ -229,6 +236,8 @@ Result<BenchOutcome> bench_commit(store::Database& db, const BenchOptions& optio
       return out;
     }
     reporter.stage("built " + short_sha + " in " + std::to_string(static_cast<int>(build.process.wall_s + 0.5)) + " s");
+    // The runs of this build follow on several slots at once (job_runs.h).
+    if (options.build_only) return out;
   }
 
   // Runs of one commit on several slots at once: the slot keeps their logs apart.

@@ -34,6 +34,9 @@ struct BenchOptions {
   std::optional<store::JobId> job;
   std::uint64_t seed = 0;            // 0 = the bench chooses
   bool skip_build = false;           // the worktree is already built at this commit (later runs of one job)
+  // Build, and stop there when the build is ok (no run: the outcome's run is
+  // 0); a failed build is stored as ever, as a run that never started.
+  bool build_only = false;
   // The worktree folder to use instead of worktree_dir(state_dir, repo) (the
   // daemon's build slots, see workbench.h).
   std::optional<std::filesystem::path> worktree;

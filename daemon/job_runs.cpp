@@ -62,9 +62,10 @@ void JobRuns::progress(store::JobProgress progress) {
 
 Result<BenchOutcome> JobRuns::run(RunAsk ask) { return run_on(ctx_.db, *ctx_.testbed.slots.front(), std::move(ask), bench_s_); }
 
-Result<BenchOutcome> JobRuns::run_on(store::Database& db, const Slot& slot, RunAsk ask, double& bench_s) {
+Result<BenchOutcome> JobRuns::run_on(store::Database& db, const Slot& slot, RunAsk ask, double& bench_s,
+                                     bool build_only) {
   for (int lost = 0;; ++lost) {
-    auto out = run_once(db, slot, ask, bench_s);
+    auto out = run_once(db, slot, ask, bench_s, build_only);
     if (!out || out->status != store::RunStatus::kLost || lost >= ctx_.testbed.max_lost) return out;
     // Lost by the executor, not failed by the commit: the run is kept with
     // the executor's reason and done again (a build done before it stands).
@@ -75,11 +76,16 @@ Result<BenchOutcome> JobRuns::run_on(store::Database& db, const Slot& slot, RunA
         .add("lost", static_cast<long long>(lost + 1))
         .add("of", static_cast<long long>(ctx_.testbed.max_lost))
         .add("message", out->message);
-    if (out->build) ask.lease.built = true;
+    if (out->build) {
+      // A build done before the bench was lost stands; a lost build does not.
+      auto build = store::RunReader(db).build(*out->build);
+      if (build && build->status == store::BuildStatus::kOk) ask.lease.built = true;
+    }
   }
 }
 
-Result<BenchOutcome> JobRuns::run_once(store::Database& db, const Slot& slot, const RunAsk& ask, double& bench_s) {
+Result<BenchOutcome> JobRuns::run_once(store::Database& db, const Slot& slot, const RunAsk& ask, double& bench_s,
+                                       bool build_only) {
   if (!ask.lease.built) ctx_.workbench.forget(ask.lease.dir);
   const std::string what = ask.only_points.empty()
                                ? ask.purpose
@@ -108,6 +114,7 @@ Result<BenchOutcome> JobRuns::run_once(store::Database& db, const Slot& slot, co
   o.worktree = ask.lease.dir;
   o.stop = ctx_.stop;
   o.slot = &slot;
+  o.build_only = build_only;
   JobReporter reporter(db, ctx_.env, detail);
   const double t0 = ctx_.env.now_s();
   auto out = ctx_.env.bench(db, o, reporter);
@@ -131,7 +138,7 @@ Result<BenchOutcome> JobRuns::run_once(store::Database& db, const Slot& slot, co
     e.emit();
     if (ok) ctx_.workbench.remember(ask.lease.dir, ask.sha, manifest_.build.command);
   }
-  if (out->status != store::RunStatus::kBuildFailed) {
+  if (out->status != store::RunStatus::kBuildFailed && out->run != 0) {
     auto e = ctx_.log.event("run");
     e.commit(ask.sha)
         .add("status", std::string(store::to_string(out->status)))
@@ -168,9 +175,25 @@ Status JobRuns::run_all(std::vector<RunAsk> asks, const Skip& skip, const Done& 
     return {};
   }
 
+  // The builds, one at a time, before the runs spread over the slots.
+  std::vector<bool> taken(asks.size(), false);
+  for (std::size_t i = 0; i < asks.size(); ++i) {
+    if (asks[i].lease.built || taken[i] || (skip && skip(asks[i]))) continue;
+    auto built = run_on(ctx_.db, *ctx_.testbed.slots.front(), asks[i], bench_s_, /*build_only=*/true);
+    if (!built) return fail(built.error());
+    if (built->status == store::RunStatus::kOk) {
+      built_for_later(asks, i, asks[i]);
+      continue;
+    }
+    // The build failed (or was stopped): that is the outcome of the folder's first ask.
+    for (std::size_t j = i + 1; j < asks.size(); ++j)
+      if (asks[j].lease.dir == asks[i].lease.dir && asks[j].sha == asks[i].sha) taken[j] = true;
+    taken[i] = true;
+    if (auto s = done(asks[i], *built); !s) return s;
+  }
+
   std::mutex mutex;
   std::condition_variable changed;
-  std::vector<bool> taken(asks.size(), false);
   std::set<std::filesystem::path> building;  // folders a build runs in: their other asks wait
   Status first_error;
   // Under the lock: the next ask to start, or nullopt when none can start now.

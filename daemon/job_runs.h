@@ -44,9 +44,11 @@ class JobRuns {
 
   // Runs every ask over the testbed's slots: in order, one at a time, with
   // one slot; else one process a slot, in parallel, each through a
-  // connection of its own to the store. A build comes first: an ask whose
-  // build slot does not hold its build runs alone in that folder, and the
-  // other asks of that folder wait and then skip the build. `skip` is asked
+  // connection of its own to the store. Builds come first, one at a time: a
+  // folder that does not hold its commit's build is built (on the first
+  // slot: a Slurm job on the testbed's partition), then every run skips the
+  // build; a failed build is the outcome of its folder's first ask, and the
+  // other asks of that folder do not run. `skip` is asked
   // before each ask starts and `done` called after each ends, both under
   // one lock, so an outcome can stop later asks (a failed build of the
   // previous commit stops its re-runs). The first error (the store's, or
@@ -72,8 +74,10 @@ class JobRuns {
   double bench_s_ = 0;
 
   // One run through `db` on `slot`, with its lost re-runs; `bench_s` gets its time.
-  Result<BenchOutcome> run_on(store::Database& db, const Slot& slot, RunAsk ask, double& bench_s);
-  Result<BenchOutcome> run_once(store::Database& db, const Slot& slot, const RunAsk& ask, double& bench_s);
+  Result<BenchOutcome> run_on(store::Database& db, const Slot& slot, RunAsk ask, double& bench_s,
+                              bool build_only = false);
+  Result<BenchOutcome> run_once(store::Database& db, const Slot& slot, const RunAsk& ask, double& bench_s,
+                                bool build_only = false);
 };
 
 // The ok bench runs of a commit; on `*testbed` when given, which the first

@@ -27,6 +27,9 @@ ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
 # the kernels' tests: their code is compiled -O3 with its own flags, runs on
 # a GPU in production, and is tested by the main step; leaving them out
 # keeps this step's cost down (ASan compiles cost ~1.3x, tests run 2-3x).
+# Nor are kernels/ and benchmarks/ built here: the benchmarks' smoke tests
+# (fault_kill_smoke: 12 kill -9s of real daemons, minutes) run in the main
+# step, and the daemon code they drive is tested here by daemon_test.
 # PERFWATCH_SANITIZE=0 skips this step (a developer re-running the main one).
 # Its first run found Boost.Process's environment lookup reading past an
 # entry (fixed in runner/process.cpp); since then it runs clean.
@@ -42,7 +45,7 @@ if [[ "${PERFWATCH_SANITIZE:-1}" != 0 ]]; then
   launcher=()
   if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
   cmake -S . -B "$san" -G Ninja -DCMAKE_BUILD_TYPE=Sanitize -DMLA_ENABLE_CUDA=OFF "${launcher[@]}" \
-    -DPERFWATCH_TEST_PARTS="$parts" \
+    -DPERFWATCH_TEST_PARTS="$parts" -DPERFWATCH_WITH_KERNELS=OFF -DPERFWATCH_WITH_BENCHMARKS=OFF \
     -DCMAKE_CXX_FLAGS_SANITIZE="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
     -DCMAKE_EXE_LINKER_FLAGS_SANITIZE="-fsanitize=address,undefined" \
     -DCMAKE_SHARED_LINKER_FLAGS_SANITIZE="-fsanitize=address,undefined"
