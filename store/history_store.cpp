@@ -197,6 +197,9 @@ Result<PointHistory> HistoryReader::point_history(const HistoryQuery& query) {
                      "  (SELECT max(f.id) FROM flags f WHERE f.commit_id = c.id AND f.testbed_id = :testbed "
                      "     AND f.variant = :variant AND f.point_id = :point "
                      "     AND f.withdrawn_at IS NULL) AS flag_id, "
+                     "  (SELECT cmp.id FROM comparisons cmp WHERE cmp.commit_id = c.id AND cmp.testbed_id = :testbed "
+                     "     AND cmp.variant = :variant AND cmp.point_id = :point AND cmp.basis = 'previous' "
+                     "     ORDER BY cmp.updated_at DESC, cmp.id DESC LIMIT 1) AS comparison_id, "
                      "  r.id AS run_id, r.kind AS run_kind, s.median AS median, s.ci_low AS ci_low, "
                      "  s.ci_high AS ci_high, s.n AS n "
                      "FROM chain JOIN commits c ON c.id = chain.id "
@@ -210,6 +213,7 @@ Result<PointHistory> HistoryReader::point_history(const HistoryQuery& query) {
     bind_chain(*q);
     q->bind(":testbed", testbed).bind(":variant", query.variant).bind(":point", out.point.id).bind(":kinds", kinds);
     std::vector<std::pair<std::size_t, FlagId>> flags;
+    std::vector<std::pair<std::size_t, ComparisonId>> comparisons;
     std::int64_t last_pos = -1;
     while (q->step()) {
       auto pos = q->get<std::int64_t>("pos");
@@ -234,6 +238,8 @@ Result<PointHistory> HistoryReader::point_history(const HistoryQuery& query) {
                                          q->get<std::optional<double>>("pooled_ci_high"),
                                          q->get<UnixSeconds>("pooled_updated_at")};
         if (auto flag = q->get<std::optional<FlagId>>("flag_id")) flags.emplace_back(entries.size(), *flag);
+        if (auto cmp = q->get<std::optional<ComparisonId>>("comparison_id"))
+          comparisons.emplace_back(entries.size(), *cmp);
         entries.push_back(std::move(e));
       }
       if (auto median = q->get<std::optional<double>>("median"))
@@ -246,6 +252,12 @@ Result<PointHistory> HistoryReader::point_history(const HistoryQuery& query) {
       Query f(db_, std::string("SELECT ") + detail::kFlagColumns + " FROM flags f WHERE f.id = :id");
       f->bind(":id", id);
       if (f->step()) entries[index].flag = detail::read_flag(*f);
+    }
+    // A comparison per judged commit, read by its primary key.
+    for (auto [index, id] : comparisons) {
+      Query c(db_, std::string("SELECT ") + detail::kComparisonColumns + " FROM comparisons cmp WHERE cmp.id = :id");
+      c->bind(":id", id);
+      if (c->step()) entries[index].comparison = detail::read_comparison(*c);
     }
     std::reverse(entries.begin(), entries.end());
     std::erase_if(entries, [&](const HistoryEntry& e) { return !query.include_unmeasured && e.runs.empty() && !e.pooled; });

@@ -2,6 +2,7 @@
 // what can be charted in a repo. Added by the web part (web/); read-only.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,17 @@ struct VariantSeen {
   std::int64_t runs = 0;                             // runs that had it
 };
 
+// A cell's newest value, for /metrics: the commit summary of the newest
+// commit (by commit time) that has one, with the cell's noise band.
+struct LatestPointValue {
+  std::string repo, testbed, variant, point_key, point_label, metric, sha;
+  double value = 0;  // the geometric mean of the commit's run medians
+  std::int64_t runs = 0;
+  UnixSeconds committed_at = 0;
+  std::optional<double> band_rel;  // none stored: the manifest's default applies
+  bool band_calibrated = false;
+};
+
 class WebReader {
  public:
   explicit WebReader(Database& db) : db_(db) {}
@@ -31,6 +43,11 @@ class WebReader {
   // The points that have a summary in the repo's runs, in the order they were
   // first stored (a run stores them in its sweep's order).
   Result<std::vector<PointRecord>> points_of_repo(RepoId repo);
+
+  // The newest value of every repo x testbed x variant x point, at most
+  // `limit` of them (ordered by repo, testbed, variant, point key). One
+  // pass over commit_summaries (a row per commit x cell) with a window.
+  Result<std::vector<LatestPointValue>> latest_point_values(int limit);
 
  private:
   Database& db_;
