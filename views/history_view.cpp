@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "analysis/compare.h"
+#include "analysis/delta.h"
 #include "store/repo_store.h"
 #include "views/fragments.h"
 #include "views/json_writer.h"
@@ -43,6 +44,8 @@ Result<HistoryView> history_view(store::Database& db, const HistoryRequest& requ
   auto branch = resolve_branch(db, *repo, request.branch);
   if (!branch) return fail(branch.error());
 
+  auto variant = resolve_variant(db, repo->id, request.variant);
+  if (!variant) return fail(variant.error());
   auto point = resolve_point(db, repo->id, request.point);
   if (!point) return fail(point.error());
 
@@ -129,6 +132,24 @@ std::string history_document(const HistoryView& v) {
     w.end_array();
     w.key("flag");
     e.flag ? w.value(flag_brief(*e.flag)) : w.null();
+    // How this commit was judged at this point: against its previous
+    // measured commit, with the band and the test that decided it (the
+    // chart shades each point's own band from here).
+    w.key("judged");
+    if (e.comparison) {
+      const store::ComparisonRecord& c = *e.comparison;
+      w.begin_object();
+      w.key("verdict").value(store::to_string(c.verdict));
+      w.key("delta_rel").value(analysis::delta_rel_of_ratio(c.ratio));
+      w.key("p_value").value(c.p_value);
+      w.key("runs").value(c.runs);
+      w.key("against_runs").value(c.against_runs);
+      w.key("against_commit_id").value(c.against_commit_id);
+      w.key("judged_by").value(judged_by_json(c.band_rel, c.band_calibrated));
+      w.end_object();
+    } else {
+      w.null();
+    }
     w.end_object();
   }
   w.end_array();
