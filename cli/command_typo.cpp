@@ -54,7 +54,9 @@ std::optional<std::string> mistyped_command(const CLI::App& root, const std::vec
     if (word.size() > 1 && word[0] == '-') {
       if (word.find('=') != std::string::npos) continue;
       const CLI::Option* o = find_option(app, word);
-      if (o && o->get_type_size_max() > 0) ++i;  // its value is the next word
+      // An option no app knows is CLI11's to report: where its value ends is not known.
+      if (!o) return std::nullopt;
+      if (o->get_type_size_max() > 0) ++i;  // its value is the next word
       continue;
     }
     auto subs = app->get_subcommands([](const CLI::App*) { return true; });

@@ -58,6 +58,7 @@ struct FlagArgs : Common {
   bool acknowledged = false;
   bool withdrawn = false;
   std::string kind;
+  std::string variant;
   std::string commit;
   int limit = views::FlagsRequest{}.limit;
 };
@@ -166,6 +167,7 @@ int query_flags(const GlobalOptions& global, const FlagArgs& args) {
   if (!repo) return report_error(repo.error());
   r.repo = *repo;
   if (!args.commit.empty()) r.commit = sha_of(args.repo, args.commit);
+  if (!args.variant.empty()) r.variant = args.variant;
   auto view = views::flags_view(*db, r);
   if (!view) return report_view_error(view.error());
   if (args.json) {
@@ -292,6 +294,7 @@ void add_flag_filters(CLI::App* cmd, FlagArgs* a) {
   cmd->add_flag("--acknowledged", a->acknowledged, "Only acknowledged flags");
   cmd->add_flag("--withdrawn", a->withdrawn, "Only flags that judging withdrew (their evidence grew and no longer holds)");
   cmd->add_option("--kind", a->kind, "regression, improvement, changepoint or drift");
+  cmd->add_option("--variant", a->variant, "Only this variant's flags");
   cmd->add_option("--commit", a->commit, "Only this commit's flags");
   cmd->add_option("--limit", a->limit, "At most this many, newest first")
       ->capture_default_str()
