@@ -256,7 +256,9 @@ std::string experiment_text(const ExperimentEntry& entry) {
   using namespace text;
   const auto& d = entry.detail;
   const auto& e = d.experiment;
-  std::string out = "experiment " + std::to_string(e.id) + "  " + verdict_word(e.verdict) + "  (" +
+  std::string shown = shown_verdict(d);
+  for (char& c : shown) c = c == '_' ? ' ' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  std::string out = "experiment " + std::to_string(e.id) + "  " + shown + "  (" +
                     std::string(store::to_string(e.source));
   if (!e.group_key.empty()) out += ", group " + e.group_key;
   out += ", " + date(e.created_at) + ")\n";
