@@ -35,3 +35,8 @@ CREATE TABLE alert_groups (
 -- (analysis/compare.h). NULL: judged before this version (not known).
 ALTER TABLE comparisons ADD COLUMN band_calibrated INTEGER CHECK (band_calibrated IN (0, 1));
 ALTER TABLE experiment_evidence ADD COLUMN band_calibrated INTEGER CHECK (band_calibrated IN (0, 1));
+
+-- A history reads, for each commit, its comparison at one cell (the band
+-- that judged that point): one index seek, where the UNIQUE index (commit,
+-- against, ...) would scan every comparison of the commit.
+CREATE INDEX comparisons_of_cell ON comparisons(commit_id, testbed_id, variant, point_id);
