@@ -20,8 +20,9 @@ struct VariantSeen {
   std::int64_t runs = 0;                             // runs that had it
 };
 
-// A cell's newest value, for /metrics: the commit summary of the newest
-// commit (by commit time) that has one, with the cell's noise band.
+// A cell's newest value, for /metrics: its value at the newest commit (by
+// commit time) of the repo that has pooled values on the testbed, with the
+// cell's noise band.
 struct LatestPointValue {
   std::string repo, testbed, variant, point_key, point_label, metric, sha;
   double value = 0;  // the geometric mean of the commit's run medians
@@ -44,9 +45,9 @@ class WebReader {
   // first stored (a run stores them in its sweep's order).
   Result<std::vector<PointRecord>> points_of_repo(RepoId repo);
 
-  // The newest value of every repo x testbed x variant x point, at most
-  // `limit` of them (ordered by repo, testbed, variant, point key). One
-  // pass over commit_summaries (a row per commit x cell) with a window.
+  // The cells of the newest measured commit of every repo x testbed (by
+  // name), at most `limit` of them, by variant and point key. A cell that
+  // commit did not measure (a variant since dropped) is not among them.
   Result<std::vector<LatestPointValue>> latest_point_values(int limit);
 
  private:
