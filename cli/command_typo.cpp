@@ -51,6 +51,7 @@ std::optional<std::string> mistyped_command(const CLI::App& root, const std::vec
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& word = args[i];
     if (word == "--") return std::nullopt;
+    if (word == "-h" || word == "--help" || word == "--version") return std::nullopt;  // CLI11 answers these
     if (word.size() > 1 && word[0] == '-') {
       if (word.find('=') != std::string::npos) continue;
       const CLI::Option* o = find_option(app, word);
@@ -76,6 +77,14 @@ std::optional<std::string> mistyped_command(const CLI::App& root, const std::vec
     const std::string guess = nearest(word, names);
     return "unknown command '" + word + "'" + where + ": " + (guess.empty() ? "" : "did you mean '" + guess + "'? ") +
            "(commands: " + list + "; --help says more)";
+  }
+  // No command where one is required: say which there are.
+  if (app->get_require_subcommand_min() > 0) {
+    std::string list;
+    for (const CLI::App* s : app->get_subcommands([](const CLI::App*) { return true; }))
+      list += (list.empty() ? "" : ", ") + s->get_name();
+    const std::string where = app == &root ? "" : " after '" + app->get_name() + "'";
+    return "a command is needed" + where + ": one of " + list + " (--help says more)";
   }
   return std::nullopt;
 }

@@ -14,8 +14,10 @@
 namespace perfwatch::cli {
 
 // "unknown command 'flgs': did you mean 'flags'? (commands: bench, watch, ...)"
-// for `perfwatch flgs ...`; nullopt when every word where a subcommand is
-// expected names one (other errors are CLI11's).
+// for `perfwatch flgs ...`, "a command is needed after 'query': one of ..."
+// when none is given where one is required; nullopt when every word where a
+// subcommand is expected names one (other errors, --help and --version are
+// CLI11's).
 std::optional<std::string> mistyped_command(const CLI::App& app, const std::vector<std::string>& args);
 
 // The candidate nearest to `word` by edit distance (ties: the first), or ""

@@ -303,6 +303,9 @@ TEST_F(CliTest, ErrorsNameTheFix) {
   EXPECT_THAT(said(), HasSubstr("commands: "));
   EXPECT_EQ(run("query histroy"), 2);
   EXPECT_THAT(said(), HasSubstr("unknown command 'histroy' of 'query': did you mean 'history'?"));
+  EXPECT_EQ(run("query"), 2);
+  EXPECT_THAT(said(), HasSubstr("a command is needed after 'query': one of experiments, investigations, runs"));
+  EXPECT_EQ(run("--help"), 0);
 
   std::string a = commit(manifest(), "baseline", "1");
   commit(manifest("base:1.5"), "slower base", "2");
