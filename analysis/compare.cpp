@@ -14,6 +14,11 @@ const char* to_string(Direction direction) {
   return direction == Direction::kLowerIsBetter ? "lower_is_better" : "higher_is_better";
 }
 
+const char* test_name(bool band_calibrated, bool paired) {
+  if (paired) return band_calibrated ? "paired_pooled_t" : "paired_t";
+  return band_calibrated ? "pooled_t" : "welch_t";
+}
+
 const char* to_string(ChangeVerdict verdict) {
   switch (verdict) {
     case ChangeVerdict::kRegression: return "regression";

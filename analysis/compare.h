@@ -58,6 +58,14 @@ enum class ChangeVerdict { kRegression, kImprovement, kWithinNoise, kUndecided }
 const char* to_string(ChangeVerdict verdict);  // "regression", "improvement", "within_noise", "undecided"
 std::optional<ChangeVerdict> parse_change_verdict(std::string_view text);
 
+// The test that decided a comparison, as the documents name it (the band
+// that judged says which, see the header comment): "pooled_t" -- a t-test
+// on log run medians whose variance pools the band's sigma (the band is
+// measured); "welch_t" -- Welch's t-test on log run medians (the band is the
+// manifest's default: nothing is known of the noise). `paired`: a variant
+// A/B inside one commit (experiment.h), "paired_pooled_t" / "paired_t".
+const char* test_name(bool band_calibrated, bool paired = false);
+
 struct ComparePolicy {
   double alpha = 0.001;              // significance for a flag (each look; see more_runs)
   double equivalence_level = 0.70;   // CI used for within_noise (two one-sided tests at 15% a side)

@@ -25,6 +25,18 @@ std::optional<store::Database> open_database(const GlobalOptions& global) {
   return std::move(*db);
 }
 
+std::optional<store::Database> open_existing_database(const GlobalOptions& global) {
+  std::error_code ec;
+  if (!fs::exists(global.db, ec)) {
+    std::fprintf(stderr,
+                 "perfwatch: --db %s: no database there (queries never create one): pass --db with the file that "
+                 "`perfwatch watch` or `perfwatch bench` wrote, or run one of them first\n",
+                 terminal_safe(global.db).c_str());
+    return std::nullopt;
+  }
+  return open_database(global);
+}
+
 Result<store::RepoId> find_repo(store::Database& db, const std::string& path) {
   if (!path.empty()) {
     std::error_code ec;
@@ -68,5 +80,14 @@ Result<daemon::Executor> load_executor_option(const std::string& path) {
   ::gethostname(host, sizeof host - 1);
   return daemon::load_executor(path, host);
 }
+
+Result<std::optional<store::RepoId>> repo_of(store::Database& db, const std::string& path) {
+  if (path.empty()) return std::optional<store::RepoId>{};
+  auto repo = find_repo(db, path);
+  if (!repo) return fail(repo.error());
+  return std::optional<store::RepoId>{*repo};
+}
+
+void print_json(const nlohmann::json& doc) { std::cout << json_text(doc, 2) << std::endl; }
 
 }  // namespace perfwatch::cli

@@ -6,6 +6,8 @@
 #include <string>
 
 #include "cli/options.h"
+#include <nlohmann/json.hpp>
+
 #include "common/result.h"
 #include "daemon/executor.h"
 #include "store/database.h"
@@ -16,10 +18,21 @@ namespace perfwatch::cli {
 // Opens (creating its folder) the database; prints the error and returns
 // nullopt when it cannot.
 std::optional<store::Database> open_database(const GlobalOptions& global);
+// Opens a database that must exist already: a query, a flag's triage or a
+// job listing never creates an empty one where a mistyped --db points.
+// Prints what to pass instead and returns nullopt when there is none.
+std::optional<store::Database> open_existing_database(const GlobalOptions& global);
 
 // The repo of `path` (as `perfwatch watch --repo` recorded it), or, with an
 // empty path, the only repo in the database. Errors say what to pass.
 Result<store::RepoId> find_repo(store::Database& db, const std::string& path);
+
+// find_repo for a --repo option: nullopt when it is empty (the view then
+// takes the only repo).
+Result<std::optional<store::RepoId>> repo_of(store::Database& db, const std::string& path);
+
+// A JSON document on stdout, indented (the API's shapes).
+void print_json(const nlohmann::json& doc);
 
 // Writes text meant for a person to stdout through terminal_safe
 // (common/text.h): a commit subject, a bench's name or message cannot send

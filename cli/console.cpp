@@ -30,12 +30,14 @@ void ConsoleReporter::progress(const runner::SweepProgress& p) {
     live_ = true;
     return;
   }
+  // In a log, a line per point and one every 10 s within a long one: the
+  // variants' trials are interleaved (A B A B), so a line per change of
+  // variant was a line per trial.
   auto now = std::chrono::steady_clock::now();
-  std::string cell = p.point + "/" + p.variant;
-  if (cell != last_cell_ || now - last_print_ > std::chrono::seconds(5)) {
+  if (p.point_index != last_point_ || now - last_print_ > std::chrono::seconds(10)) {
     std::fprintf(stderr, "  %s\n", terminal_safe(line).c_str());
     last_print_ = now;
-    last_cell_ = cell;
+    last_point_ = p.point_index;
   }
 }
 

@@ -1,6 +1,6 @@
 // What the commands print while they work: stages as lines, sweep progress
-// as one line rewritten in place on a terminal, or a line every few seconds
-// (and at each finished cell) when stderr is a file or a pipe.
+// as one line rewritten in place on a terminal, or a line at each new point
+// (and every 10 s within one) when stderr is a file or a pipe.
 #pragma once
 
 #include <chrono>
@@ -21,7 +21,7 @@ class ConsoleReporter : public daemon::BenchReporter {
   void end_live_line();
   bool tty_;
   bool live_ = false;
-  std::string last_cell_;
+  int last_point_ = -1;
   std::chrono::steady_clock::time_point last_print_{};
 };
 

@@ -46,7 +46,7 @@ int print_experiment(store::Database& db, store::ExperimentId id, bool json) {
 }
 
 int run_add(const GlobalOptions& global, const AddArgs& args) {
-  auto db = open_database(global);
+  auto db = open_existing_database(global);
   if (!db) return kExitStoreError;
   auto session = RepoSession::open(*db, global, args.repo, args.manifest);
   if (!session) return report_error(session.error());
@@ -57,7 +57,7 @@ int run_add(const GlobalOptions& global, const AddArgs& args) {
 }
 
 int run_conclude(const GlobalOptions& global, const ConcludeArgs& args) {
-  auto db = open_database(global);
+  auto db = open_existing_database(global);
   if (!db) return kExitStoreError;
   std::optional<store::ExperimentVerdict> verdict;
   if (!args.verdict.empty()) {
@@ -107,7 +107,7 @@ void add_experiment_command(CLI::App& app, const GlobalOptions& global, int* exi
   s->add_option("id", show->id, "The experiment's id")->required();
   s->add_flag("--json", show->json, "As JSON (the API's experiment document, schemas/api/experiment.schema.json)");
   s->callback([&global, show, exit_code] {
-    auto db = open_database(global);
+    auto db = open_existing_database(global);
     *exit_code = db ? print_experiment(*db, show->id, show->json) : kExitStoreError;
   });
 }

@@ -41,7 +41,7 @@ std::string sha_of(const std::string& repo_path, const std::string& rev) {
 }
 
 int list_jobs(const GlobalOptions& global, const ListArgs& args) {
-  auto db = open_database(global);
+  auto db = open_existing_database(global);
   if (!db) return kExitStoreError;
   views::JobsRequest r;
   r.limit = args.limit;
@@ -68,7 +68,7 @@ int list_jobs(const GlobalOptions& global, const ListArgs& args) {
 }
 
 int requeue(const GlobalOptions& global, const RequeueArgs& args) {
-  auto db = open_database(global);
+  auto db = open_existing_database(global);
   if (!db) return kExitStoreError;
   std::optional<store::RepoId> repo;
   if (!args.repo.empty()) {

@@ -1,11 +1,14 @@
 // perfwatch: continuous performance-regression tracking for GPU kernels.
 #include <csignal>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "cli/adapter_command.h"
 #include "cli/bench_command.h"
+#include "cli/command_typo.h"
 #include "cli/experiment_command.h"
 #include "cli/jobs_command.h"
 #include "cli/noise_command.h"
@@ -20,6 +23,10 @@ int main(int argc, char** argv) {
 
   CLI::App app{"perfwatch: continuous performance-regression tracking for GPU kernels"};
   app.require_subcommand(1);
+  // Global options (--db, --state-dir) are accepted after the subcommand
+  // too: subcommands made after this inherit it and hand what they do not
+  // know to their parent.
+  app.fallthrough();
   app.set_version_flag("--version", "perfwatch 0.1.0");
   perfwatch::cli::GlobalOptions global;
   app.add_option("--db", global.db, "The SQLite database")->capture_default_str();
@@ -36,6 +43,11 @@ int main(int argc, char** argv) {
   perfwatch::cli::add_serve_command(app, global, &exit_code);
   perfwatch::cli::add_adapter_command(app, &exit_code);
 
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (auto typo = perfwatch::cli::mistyped_command(app, args)) {
+    std::fprintf(stderr, "perfwatch: %s\n", typo->c_str());
+    return perfwatch::cli::kExitBadInput;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

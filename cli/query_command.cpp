@@ -4,6 +4,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/alert_group_command.h"
 #include "cli/cli_support.h"
 #include "common/text.h"
 #include "runner/git.h"
@@ -14,6 +15,7 @@
 #include "views/experiment_view.h"
 #include "views/flag_view.h"
 #include "views/history_view.h"
+#include "views/investigation_view.h"
 #include "views/run_view.h"
 #include "views/webhooks_view.h"
 
@@ -38,6 +40,11 @@ struct ExperimentArgs : Common {
   int limit = views::ExperimentsRequest{}.limit;
 };
 
+struct InvestigationArgs : Common {
+  std::string search;
+  int limit = views::InvestigationsRequest{}.limit;
+};
+
 struct RunsArgs : Common {
   std::string branch;
   std::string commit;
@@ -51,6 +58,7 @@ struct FlagArgs : Common {
   bool acknowledged = false;
   bool withdrawn = false;
   std::string kind;
+  std::string variant;
   std::string commit;
   int limit = views::FlagsRequest{}.limit;
 };
@@ -78,13 +86,6 @@ struct AckArgs {
 
 // The repo a query is about: --repo's path, or the only one (nullopt then:
 // the view applies the same rule and names the field).
-Result<std::optional<store::RepoId>> repo_of(store::Database& db, const std::string& path) {
-  if (path.empty()) return std::optional<store::RepoId>{};
-  auto repo = find_repo(db, path);
-  if (!repo) return fail(repo.error());
-  return std::optional<store::RepoId>{*repo};
-}
-
 // The sha a --commit names: a revision git resolves in --repo, or a sha
 // (prefix) as the store knows it.
 std::string sha_of(const std::string& repo_path, const std::string& rev) {
@@ -98,10 +99,8 @@ std::optional<std::string> optional_text(const std::string& s) {
   return s.empty() ? std::nullopt : std::optional<std::string>(s);
 }
 
-void print_json(const json& doc) { std::cout << json_text(doc, 2) << std::endl; }
-
 int query_experiments(const GlobalOptions& global, const ExperimentArgs& args) {
-  auto db = open_database(global);
+  auto db = open_existing_database(global);
   if (!db) return kExitStoreError;
   views::ExperimentsRequest r;
   r.text = args.search;
@@ -133,8 +132,27 @@ int query_experiments(const GlobalOptions& global, const ExperimentArgs& args) {
   return kExitOk;
 }
 
+int query_investigations(const GlobalOptions& global, const InvestigationArgs& args) {
+  auto db = open_existing_database(global);
+  if (!db) return kExitStoreError;
+  auto repo = repo_of(*db, args.repo);
+  if (!repo) return report_error(repo.error());
+  views::InvestigationsRequest r;
+  r.repo = *repo;
+  r.text = args.search;
+  r.limit = args.limit;
+  auto view = views::investigations_view(*db, r);
+  if (!view) return report_view_error(view.error());
+  if (args.json) {
+    print_json(views::investigations_document(*view));
+  } else {
+    print_text(views::investigations_text(*view));
+  }
+  return kExitOk;
+}
+
 int query_flags(const GlobalOptions& global, const FlagArgs& args) {
-  auto db = open_database(global);
+  auto db = open_existing_database(global);
   if (!db) return kExitStoreError;
   views::FlagsRequest r;
   r.limit = args.limit;
@@ -150,6 +168,7 @@ int query_flags(const GlobalOptions& global, const FlagArgs& args) {
   if (!repo) return report_error(repo.error());
   r.repo = *repo;
   if (!args.commit.empty()) r.commit = sha_of(args.repo, args.commit);
+  if (!args.variant.empty()) r.variant = args.variant;
   auto view = views::flags_view(*db, r);
   if (!view) return report_view_error(view.error());
   if (args.json) {
@@ -161,7 +180,7 @@ int query_flags(const GlobalOptions& global, const FlagArgs& args) {
 }
 
 int ack_flag(const GlobalOptions& global, const AckArgs& args) {
-  auto db = open_database(global);
+  auto db = open_existing_database(global);
   if (!db) return kExitStoreError;
   std::string by = args.by;
   if (by.empty()) {
@@ -191,7 +210,7 @@ int print_run_table(store::Database& db, store::RunId run, bool as_json) {
 }
 
 int query_runs(const GlobalOptions& global, const RunsArgs& args) {
-  auto db = open_database(global);
+  auto db = open_existing_database(global);
   if (!db) return kExitStoreError;
   if (args.run) return print_run_table(*db, args.run, args.json);
   auto repo = repo_of(*db, args.repo);
@@ -230,7 +249,7 @@ int query_runs(const GlobalOptions& global, const RunsArgs& args) {
 }
 
 int query_history(const GlobalOptions& global, const HistoryArgs& args) {
-  auto db = open_database(global);
+  auto db = open_existing_database(global);
   if (!db) return kExitStoreError;
   auto repo = repo_of(*db, args.repo);
   if (!repo) return report_error(repo.error());
@@ -252,7 +271,7 @@ int query_history(const GlobalOptions& global, const HistoryArgs& args) {
 }
 
 int query_webhooks(const GlobalOptions& global, const WebhookArgs& args) {
-  auto db = open_database(global);
+  auto db = open_existing_database(global);
   if (!db) return kExitStoreError;
   views::WebhooksRequest r;
   r.limit = args.limit;
@@ -277,6 +296,7 @@ void add_flag_filters(CLI::App* cmd, FlagArgs* a) {
   cmd->add_flag("--acknowledged", a->acknowledged, "Only acknowledged flags");
   cmd->add_flag("--withdrawn", a->withdrawn, "Only flags that judging withdrew (their evidence grew and no longer holds)");
   cmd->add_option("--kind", a->kind, "regression, improvement, changepoint or drift");
+  cmd->add_option("--variant", a->variant, "Only this variant's flags");
   cmd->add_option("--commit", a->commit, "Only this commit's flags");
   cmd->add_option("--limit", a->limit, "At most this many, newest first")
       ->capture_default_str()
@@ -288,7 +308,7 @@ void add_flag_filters(CLI::App* cmd, FlagArgs* a) {
 
 void add_query_command(CLI::App& app, const GlobalOptions& global, int* exit_code) {
   CLI::App* cmd =
-      app.add_subcommand("query", "What the store knows: experiments, runs, flags, a point's history, webhooks");
+      app.add_subcommand("query", "What the store knows: experiments, investigations, runs, flags, a point's history, webhooks");
   cmd->require_subcommand(1);
 
   auto ex = std::make_shared<ExperimentArgs>();
@@ -305,6 +325,18 @@ void add_query_command(CLI::App& app, const GlobalOptions& global, int* exit_cod
   e->add_flag("--brief", ex->brief, "One line per experiment and candidate: its verdict and where it showed");
   e->add_flag("--json", ex->json, "As JSON (the API's experiments document, schemas/api/experiments.schema.json)");
   e->callback([&global, ex, exit_code] { *exit_code = query_experiments(global, *ex); });
+
+  auto inv = std::make_shared<InvestigationArgs>();
+  CLI::App* i = cmd->add_subcommand(
+      "investigations", "Experiments grouped by investigation (Perf-Experiment id, or the parameter change tried): "
+                        "each one's current verdict and the verdicts before it");
+  i->add_option("--search", inv->search, "Words that must all occur (hypothesis, conclusion, group, variants)");
+  i->add_option("--repo", inv->repo, "Only this repository");
+  i->add_option("--limit", inv->limit, "At most this many investigations, newest first")
+      ->capture_default_str()
+      ->check(CLI::Range(1, views::kInvestigationsLimitMax));
+  i->add_flag("--json", inv->json, "As JSON (the API's document, schemas/api/investigations.schema.json)");
+  i->callback([&global, inv, exit_code] { *exit_code = query_investigations(global, *inv); });
 
   auto ru = std::make_shared<RunsArgs>();
   CLI::App* r = cmd->add_subcommand("runs", "Runs per commit of the branch, newest first (or one run's table with --run)");
@@ -358,7 +390,7 @@ void add_query_command(CLI::App& app, const GlobalOptions& global, int* exit_cod
 
 void add_flags_command(CLI::App& app, const GlobalOptions& global, int* exit_code) {
   auto fl = std::make_shared<FlagArgs>();
-  CLI::App* cmd = app.add_subcommand("flags", "List flags (open ones by default), or acknowledge one: flags ack ID --reason TEXT");
+  CLI::App* cmd = app.add_subcommand("flags", "List flags (open ones by default), acknowledge one (flags ack ID --reason TEXT), or list and triage alert groups (flags groups; flags triage SHA --as invalid --reason TEXT)");
   add_flag_filters(cmd, fl.get());
   auto ack = std::make_shared<AckArgs>();
   CLI::App* a = cmd->add_subcommand("ack", "Acknowledge a flag with a reason");
@@ -366,6 +398,7 @@ void add_flags_command(CLI::App& app, const GlobalOptions& global, int* exit_cod
   a->add_option("--reason", ack->reason, "Why it is acknowledged (expected, accepted trade-off, ...)")->required();
   a->add_option("--by", ack->by, "Who acknowledges it (default: $USER)");
   a->callback([&global, ack, exit_code] { *exit_code = ack_flag(global, *ack); });
+  add_alert_group_commands(cmd, global, exit_code);
   cmd->callback([cmd, &global, fl, exit_code] {
     if (cmd->get_subcommands().empty()) *exit_code = query_flags(global, *fl);
   });

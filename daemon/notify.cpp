@@ -194,6 +194,12 @@ void announce(Context& ctx, const runner::Manifest& manifest, const store::Commi
   }
   for (const auto& x : result.experiments) a.experiment(x);
   for (const auto& r : result.confirms) a.confirm(r);
+  for (const auto& r : result.recoveries) {
+    ctx.log.event("recovered")
+        .commit(r.regressed_sha)
+        .add("at", r.recovered_at_sha.substr(0, 10))
+        .add("cells", static_cast<long long>(r.undone.size()));
+  }
 }
 
 Status deliver_webhooks(Context& ctx) {

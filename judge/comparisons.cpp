@@ -93,6 +93,7 @@ Status store_comparisons(store::Database& db, store::CommitId b, store::CommitId
     if (std::isfinite(c.comparison.ci_high)) r.ci_high = c.comparison.ci_high;
     r.p_value = c.comparison.p_value;
     r.band_rel = c.comparison.band_rel;
+    r.band_calibrated = c.comparison.band_calibrated;
     r.runs = c.comparison.runs_b;
     r.against_runs = c.comparison.runs_a;
     r.verdict = to_store(c.comparison.verdict);

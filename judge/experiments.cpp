@@ -39,6 +39,7 @@ std::vector<store::EvidenceRecord> evidence_records(const std::string& candidate
     e.candidate_value = row.candidate;
     e.delta_rel = row.delta_rel;
     e.band_rel = row.band_rel;
+    e.band_calibrated = row.band_calibrated;
     e.p_value = row.p_value;
     e.runs = row.runs;
     e.verdict = to_store(row.verdict);

@@ -27,17 +27,18 @@ std::string rejudged_reason(const analysis::Comparison& c) {
   return buf;
 }
 
-namespace {
-
-bool is_step_kind(store::FlagKind kind) { return kind != store::FlagKind::kDrift; }
-
-// The direction a flag says, as a verdict: its kind, or for the kinds that
-// carry no direction (changepoint, drift) the verdict kept in its detail.
 std::string flag_verdict(const store::FlagRecord& f) {
   if (f.kind == store::FlagKind::kRegression) return "regression";
   if (f.kind == store::FlagKind::kImprovement) return "improvement";
-  return f.detail.value("verdict", "");
+  const auto it = f.detail.find("verdict");
+  if (it == f.detail.end() || !it->is_string()) return "";
+  const std::string v = it->get<std::string>();
+  return v == "regression" || v == "improvement" ? v : "";
 }
+
+namespace {
+
+bool is_step_kind(store::FlagKind kind) { return kind != store::FlagKind::kDrift; }
 
 json evidence(const analysis::Comparison& c, const std::string& against, std::string_view basis) {
   json d = json::object();

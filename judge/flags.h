@@ -80,6 +80,11 @@ Result<std::vector<FlagEvent>> raise_drift_flag(store::Database& db, const FlagS
 Result<FlagEvent> extend_drift_flag(store::Database& db, const store::FlagRecord& flag, double total_rel,
                                     const std::string& through_sha, const analysis::Comparison& comparison);
 
+// The direction a flag says: "regression" or "improvement" -- its kind, or
+// for the kinds that carry none (changepoint, drift) the verdict kept in its
+// detail; "" when it says neither.
+std::string flag_verdict(const store::FlagRecord& flag);
+
 // "re-judged with 8 vs 8 runs: within_noise, +1.2% (band +-2.9%, p = 0.03)"
 std::string rejudged_reason(const analysis::Comparison& comparison);
 

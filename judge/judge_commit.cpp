@@ -49,6 +49,7 @@ class Judging {
     if (auto s = noise_evidence(); !s) return fail(s.error());
     if (auto s = experiments(); !s) return fail(s.error());
     if (auto s = change_points(); !s) return fail(s.error());
+    if (auto s = recoveries(); !s) return fail(s.error());
     return std::move(out_);
   }
 
@@ -356,6 +357,23 @@ class Judging {
     auto requests = unexplained_change_points(db_, bands_, scope, cells, names_);
     if (!requests) return fail(requests.error());
     for (auto& r : *requests) out_.confirms.push_back(std::move(r));
+    return {};
+  }
+
+  // Every commit that got a standing flag in this pass may undo an earlier
+  // open group (a located step is flagged at its own commit, not the head).
+  Status recoveries() {
+    std::set<store::CommitId> flagged;
+    for (const auto& e : out_.flags)
+      if (e.flag.standing() && e.flag.testbed_id == r_.testbed) flagged.insert(e.flag.commit_id);
+    store::RepoReader repos(db_);
+    for (store::CommitId id : flagged) {
+      auto commit = id == r_.commit.id ? Result<store::CommitRecord>(r_.commit) : repos.commit(id);
+      if (!commit) return fail(commit.error());
+      auto closed = close_recovered_groups(db_, r_.repo, *commit, r_.testbed);
+      if (!closed) return fail(closed.error());
+      for (auto& c : *closed) out_.recoveries.push_back(std::move(c));
+    }
     return {};
   }
 

@@ -15,7 +15,9 @@
 //   5. adds its runs to the noise evidence and republishes the bands;
 //   6. records the experiments (variant A/B; a Perf-Hypothesis trailer);
 //   7. looks for change points no flag explains, and says which commits to
-//      confirm.
+//      confirm;
+//   8. closes the open alert groups that a commit with new or refreshed
+//      flags undoes (recoveries.h: "recovered at <commit>").
 //
 // It stores what it judged and returns what happened; it announces nothing
 // and queues nothing: that is the job loop's (daemon/notify.h).
@@ -35,6 +37,7 @@
 #include "judge/comparisons.h"
 #include "judge/confirmations.h"
 #include "judge/flags.h"
+#include "judge/recoveries.h"
 #include "runner/manifest.h"
 #include "store/database.h"
 #include "store/records.h"
@@ -77,6 +80,7 @@ struct JudgeResult {
   std::vector<FlagEvent> flags;          // raised, refreshed, withdrawn, reinstated
   std::vector<ExperimentNote> experiments;
   std::vector<ConfirmRequest> confirms;  // change points to confirm (not queued)
+  std::vector<Recovery> recoveries;      // alert groups closed as recovered
   std::optional<std::string> unchanged_pair;  // the previous commit's sha, when their bench binaries are identical
   std::string binary_hash;
 };

@@ -106,13 +106,13 @@ Result<ComparisonId> AnalysisWriter::put_comparison(const ComparisonRecord& c) {
   return guard(db_, "put comparison", [&] {
     Query q(db_,
             "INSERT INTO comparisons (commit_id, against_commit_id, basis, testbed_id, variant, point_id, metric, "
-            "  ratio, ci_low, ci_high, p_value, band_rel, runs, against_runs, verdict, updated_at) "
+            "  ratio, ci_low, ci_high, p_value, band_rel, band_calibrated, runs, against_runs, verdict, updated_at) "
             "VALUES (:commit, :against, :basis, :testbed, :variant, :point, :metric, :ratio, :ci_low, :ci_high, "
-            "  :p_value, :band, :runs, :against_runs, :verdict, :now) "
+            "  :p_value, :band, :calibrated, :runs, :against_runs, :verdict, :now) "
             "ON CONFLICT (commit_id, against_commit_id, testbed_id, variant, point_id) DO UPDATE SET "
             "  basis = excluded.basis, metric = excluded.metric, ratio = excluded.ratio, ci_low = excluded.ci_low, "
             "  ci_high = excluded.ci_high, p_value = excluded.p_value, band_rel = excluded.band_rel, "
-            "  runs = excluded.runs, against_runs = excluded.against_runs, verdict = excluded.verdict, "
+            "  band_calibrated = excluded.band_calibrated, runs = excluded.runs, against_runs = excluded.against_runs, verdict = excluded.verdict, "
             "  updated_at = excluded.updated_at "
             "RETURNING id");
     q->bind(":commit", c.commit_id)
@@ -127,6 +127,7 @@ Result<ComparisonId> AnalysisWriter::put_comparison(const ComparisonRecord& c) {
         .bind(":ci_high", c.ci_high)
         .bind(":p_value", c.p_value)
         .bind(":band", c.band_rel)
+        .bind(":calibrated", c.band_calibrated)
         .bind(":runs", c.runs)
         .bind(":against_runs", c.against_runs)
         .bind(":verdict", to_string(c.verdict))

@@ -174,8 +174,8 @@ Status ExperimentWriter::set_evidence(ExperimentId experiment, std::span<const E
     for (const auto& ev : evidence) {
       Query q(db_,
               "INSERT INTO experiment_evidence (experiment_id, candidate, point_id, baseline_value, candidate_value, "
-              "  delta_rel, band_rel, p_value, runs, verdict) "
-              "VALUES (:e, :candidate, :point, :baseline, :value, :delta, :band, :p, :runs, :verdict)");
+              "  delta_rel, band_rel, band_calibrated, p_value, runs, verdict) "
+              "VALUES (:e, :candidate, :point, :baseline, :value, :delta, :band, :calibrated, :p, :runs, :verdict)");
       q->bind(":e", experiment)
           .bind(":candidate", ev.candidate)
           .bind(":point", ev.point_id)
@@ -183,6 +183,7 @@ Status ExperimentWriter::set_evidence(ExperimentId experiment, std::span<const E
           .bind(":value", ev.candidate_value)
           .bind(":delta", ev.delta_rel)
           .bind(":band", ev.band_rel)
+          .bind(":calibrated", ev.band_calibrated)
           .bind(":p", ev.p_value)
           .bind(":runs", ev.runs)
           .bind(":verdict", to_string(ev.verdict));

@@ -200,12 +200,21 @@ Result<PointHistory> HistoryReader::point_history(const HistoryQuery& query) {
                      "  (SELECT max(f.id) FROM flags f WHERE f.commit_id = c.id AND f.testbed_id = :testbed "
                      "     AND f.variant = :variant AND f.point_id = :point "
                      "     AND f.withdrawn_at IS NULL) AS flag_id, "
+                     "  cmp.id AS cmp_id, cmp.against_commit_id AS cmp_against, cmp.metric AS cmp_metric, "
+                     "  cmp.ratio AS cmp_ratio, cmp.ci_low AS cmp_ci_low, cmp.ci_high AS cmp_ci_high, "
+                     "  cmp.p_value AS cmp_p_value, cmp.band_rel AS cmp_band_rel, "
+                     "  cmp.band_calibrated AS cmp_band_calibrated, cmp.runs AS cmp_runs, "
+                     "  cmp.against_runs AS cmp_against_runs, cmp.verdict AS cmp_verdict, "
+                     "  cmp.updated_at AS cmp_updated_at, "
                      "  r.id AS run_id, r.kind AS run_kind, s.median AS median, s.ci_low AS ci_low, "
                      "  s.ci_high AS ci_high, s.n AS n "
                      "FROM chain JOIN commits c ON c.id = chain.id "
                      "LEFT JOIN commit_summaries cs ON cs.commit_id = coalesce(c.inherited_from, c.id) "
                      "  AND cs.testbed_id = :testbed AND cs.variant = :variant AND cs.point_id = :point "
                      "  AND (:metric = '' OR cs.metric = :metric) "
+                     "LEFT JOIN comparisons cmp ON cmp.id = (SELECT x.id FROM comparisons x "
+                     "  WHERE x.commit_id = c.id AND x.testbed_id = :testbed AND x.variant = :variant "
+                     "  AND x.point_id = :point AND x.basis = 'previous' ORDER BY x.updated_at DESC, x.id DESC LIMIT 1) "
                      "LEFT JOIN runs r ON r.commit_id = coalesce(c.inherited_from, c.id) AND r.testbed_id = :testbed "
                      "  AND r.status = 'ok' AND instr(:kinds, ',' || r.kind || ',') > 0 "
                      "LEFT JOIN run_variants v ON v.run_id = r.id AND v.name = :variant "
@@ -239,6 +248,28 @@ Result<PointHistory> HistoryReader::point_history(const HistoryQuery& query) {
                                          q->get<std::optional<double>>("pooled_ci_high"),
                                          q->get<UnixSeconds>("pooled_updated_at")};
         if (auto flag = q->get<std::optional<FlagId>>("flag_id")) flags.emplace_back(entries.size(), *flag);
+        if (auto cmp = q->get<std::optional<ComparisonId>>("cmp_id")) {
+          ComparisonRecord c;
+          c.id = *cmp;
+          c.commit_id = e.commit_id;
+          c.against_commit_id = q->get<CommitId>("cmp_against");
+          c.basis = ComparisonBasis::kPrevious;
+          c.testbed_id = testbed;
+          c.variant = query.variant;
+          c.point_id = out.point.id;
+          c.metric = q->get<std::string>("cmp_metric");
+          c.ratio = q->get<std::optional<double>>("cmp_ratio");
+          c.ci_low = q->get<std::optional<double>>("cmp_ci_low");
+          c.ci_high = q->get<std::optional<double>>("cmp_ci_high");
+          c.p_value = q->get<std::optional<double>>("cmp_p_value");
+          c.band_rel = q->get<std::optional<double>>("cmp_band_rel");
+          if (auto b = q->get<std::optional<std::int64_t>>("cmp_band_calibrated")) c.band_calibrated = *b != 0;
+          c.runs = q->get<std::int64_t>("cmp_runs");
+          c.against_runs = q->get<std::int64_t>("cmp_against_runs");
+          c.verdict = detail::read_enum(*q, "cmp_verdict", parse_change_verdict);
+          c.updated_at = q->get<UnixSeconds>("cmp_updated_at");
+          e.comparison = std::move(c);
+        }
         entries.push_back(std::move(e));
       }
       if (auto median = q->get<std::optional<double>>("median"))

@@ -55,6 +55,10 @@ struct HistoryEntry {
   std::vector<RunPoint> runs;              // its ok runs' medians (of their trials), oldest first
   std::optional<CommitSummaryRecord> pooled;  // the stored geomean of run medians, once judged
   std::optional<FlagRecord> flag;          // the newest flag at this point, if any
+  // The comparison that judged this commit at this point: the newest one
+  // with its previous measured commit (basis previous), with the band and
+  // the test it was judged by; none for an inherited or a first commit.
+  std::optional<ComparisonRecord> comparison;
 };
 
 struct HistoryQuery {

@@ -50,6 +50,11 @@ constexpr Words<ExperimentVerdict, 5> kExperimentVerdict{{{ExperimentVerdict::kA
                                                           {ExperimentVerdict::kNoEffect, "no_effect"},
                                                           {ExperimentVerdict::kPending, "pending"}}};
 constexpr Words<JobKind, 3> kJobKind{{{JobKind::kBench, "bench"}, {JobKind::kNoise, "noise"}, {JobKind::kBackfill, "backfill"}}};
+constexpr Words<GroupTriage, 5> kGroupTriage{{{GroupTriage::kAcknowledged, "acknowledged"},
+                                              {GroupTriage::kInvalid, "invalid"},
+                                              {GroupTriage::kExpected, "expected"},
+                                              {GroupTriage::kRecovered, "recovered"},
+                                              {GroupTriage::kRecovery, "recovery"}}};
 constexpr Words<JobState, 7> kJobState{{{JobState::kQueued, "queued"},
                                         {JobState::kRunning, "running"},
                                         {JobState::kDone, "done"},
@@ -84,6 +89,7 @@ std::string_view to_string(NoiseSource v) { return word(kNoiseSource, v); }
 std::string_view to_string(ComparisonBasis v) { return word(kComparisonBasis, v); }
 std::string_view to_string(ChangeVerdict v) { return word(kChangeVerdict, v); }
 std::string_view to_string(FlagKind v) { return word(kFlagKind, v); }
+std::string_view to_string(GroupTriage v) { return word(kGroupTriage, v); }
 std::string_view to_string(ExperimentSource v) { return word(kExperimentSource, v); }
 std::string_view to_string(ExperimentVerdict v) { return word(kExperimentVerdict, v); }
 std::string_view to_string(JobKind v) { return word(kJobKind, v); }
@@ -99,6 +105,7 @@ std::optional<NoiseSource> parse_noise_source(std::string_view s) { return value
 std::optional<ComparisonBasis> parse_comparison_basis(std::string_view s) { return value(kComparisonBasis, s); }
 std::optional<ChangeVerdict> parse_change_verdict(std::string_view s) { return value(kChangeVerdict, s); }
 std::optional<FlagKind> parse_flag_kind(std::string_view s) { return value(kFlagKind, s); }
+std::optional<GroupTriage> parse_group_triage(std::string_view s) { return value(kGroupTriage, s); }
 std::optional<ExperimentSource> parse_experiment_source(std::string_view s) { return value(kExperimentSource, s); }
 std::optional<ExperimentVerdict> parse_experiment_verdict(std::string_view s) { return value(kExperimentVerdict, s); }
 std::optional<JobKind> parse_job_kind(std::string_view s) { return value(kJobKind, s); }

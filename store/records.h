@@ -52,6 +52,10 @@ enum class ComparisonBasis { kPrevious, kPinned };
 // between commits and of one point of an experiment's evidence.
 enum class ChangeVerdict { kRegression, kImprovement, kWithinNoise, kUndecided };
 enum class FlagKind { kRegression, kImprovement, kChangepoint, kDrift };
+// What was decided about an alert group (the flags of one commit x testbed):
+// by a person (acknowledged, invalid, expected) or by judging (recovered: a
+// later commit undid it; recovery: this commit undid an earlier group).
+enum class GroupTriage { kAcknowledged, kInvalid, kExpected, kRecovered, kRecovery };
 enum class ExperimentSource { kAuto, kTrailer, kManual };
 enum class ExperimentVerdict { kAccepted, kRejected, kMixed, kNoEffect, kPending };
 enum class JobKind { kBench, kNoise, kBackfill };
@@ -69,6 +73,7 @@ std::string_view to_string(NoiseSource v);
 std::string_view to_string(ComparisonBasis v);
 std::string_view to_string(ChangeVerdict v);
 std::string_view to_string(FlagKind v);
+std::string_view to_string(GroupTriage v);
 std::string_view to_string(ExperimentSource v);
 std::string_view to_string(ExperimentVerdict v);
 std::string_view to_string(JobKind v);
@@ -84,6 +89,7 @@ std::optional<NoiseSource> parse_noise_source(std::string_view s);
 std::optional<ComparisonBasis> parse_comparison_basis(std::string_view s);
 std::optional<ChangeVerdict> parse_change_verdict(std::string_view s);
 std::optional<FlagKind> parse_flag_kind(std::string_view s);
+std::optional<GroupTriage> parse_group_triage(std::string_view s);
 std::optional<ExperimentSource> parse_experiment_source(std::string_view s);
 std::optional<ExperimentVerdict> parse_experiment_verdict(std::string_view s);
 std::optional<JobKind> parse_job_kind(std::string_view s);
@@ -344,6 +350,10 @@ struct ComparisonRecord {
   std::optional<double> ci_high;
   std::optional<double> p_value;
   std::optional<double> band_rel;
+  // Whether that band was measured (true) or the manifest's default (false);
+  // it also says the test (analysis/compare.h). nullopt: judged before
+  // schema version 11.
+  std::optional<bool> band_calibrated;
   std::int64_t runs = 0;          // runs of commit
   std::int64_t against_runs = 0;  // runs of against
   ChangeVerdict verdict = ChangeVerdict::kUndecided;
@@ -387,6 +397,22 @@ struct FlagRecord {
   friend bool operator==(const FlagRecord&, const FlagRecord&) = default;
 };
 
+// The triage of an alert group: the flags of one commit on one testbed.
+// Unique by commit x testbed; triaging again replaces it.
+struct GroupTriageRecord {
+  CommitId commit_id = 0;
+  TestbedId testbed_id = 0;
+  GroupTriage triage = GroupTriage::kAcknowledged;
+  std::string reason;  // never empty
+  std::string by;
+  UnixSeconds at = 0;
+  // kRecovered: the commit that undid the group; kRecovery: the commit whose
+  // group this one undid; nullopt otherwise.
+  std::optional<CommitId> linked_commit_id;
+
+  friend bool operator==(const GroupTriageRecord&, const GroupTriageRecord&) = default;
+};
+
 // A commit or run an experiment is about.
 struct ExperimentRef {
   std::optional<CommitId> commit_id;
@@ -427,6 +453,7 @@ struct EvidenceRecord {
   std::optional<double> candidate_value;
   std::optional<double> delta_rel;  // candidate / baseline - 1
   std::optional<double> band_rel;
+  std::optional<bool> band_calibrated;  // as ComparisonRecord's
   std::optional<double> p_value;
   std::int64_t runs = 0;
   ChangeVerdict verdict = ChangeVerdict::kUndecided;

@@ -34,6 +34,17 @@ struct TestbedSeen {
 struct MetricRunMedian {
   RunMedian median;
   TestbedId testbed_id = 0;
+
+// A cell's newest value, for /metrics: its value at the newest commit (by
+// commit time) of the repo that has pooled values on the testbed, with the
+// cell's noise band.
+struct LatestPointValue {
+  std::string repo, testbed, variant, point_key, point_label, metric, sha;
+  double value = 0;  // the geometric mean of the commit's run medians
+  std::int64_t runs = 0;
+  UnixSeconds committed_at = 0;
+  std::optional<double> band_rel;  // none stored: the manifest's default applies
+  bool band_calibrated = false;
 };
 
 class WebReader {
@@ -59,6 +70,11 @@ class WebReader {
   // summarised gives an empty list.
   Result<std::vector<MetricRunMedian>> metric_run_medians(CommitId commit, std::optional<TestbedId> testbed,
                                                           std::string_view metric);
+
+  // The cells of the newest measured commit of every repo x testbed (by
+  // name), at most `limit` of them, by variant and point key. A cell that
+  // commit did not measure (a variant since dropped) is not among them.
+  Result<std::vector<LatestPointValue>> latest_point_values(int limit);
 
  private:
   Database& db_;

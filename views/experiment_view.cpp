@@ -71,11 +71,13 @@ json entry_json(const ExperimentEntry& entry, bool evidence, const std::map<stor
   for (std::size_t i = 0; i < entry.ref_shas.size() && i < e["refs"].size(); ++i)
     e["refs"][i]["commit_sha"] = entry.ref_shas[i].empty() ? json(nullptr) : json(entry.ref_shas[i]);
   e["headlines"] = entry.headlines;
+  e["shown_verdict"] = shown_verdict(entry.detail);
   if (evidence) {
     e["evidence"] = json::array();
     for (const auto& row : entry.detail.evidence) {
       auto label = labels.find(row.evidence.point_id);
-      e["evidence"].push_back(evidence_json(row, label == labels.end() ? "" : label->second));
+      e["evidence"].push_back(evidence_json(row, label == labels.end() ? "" : label->second,
+                                            entry.detail.experiment.source == store::ExperimentSource::kAuto));
     }
   }
   return e;
@@ -94,6 +96,15 @@ std::string params_diff(const json& base, const json& cand) {
   return out;
 }
 
+std::string shown_verdict(const store::ExperimentDetail& d) {
+  const auto v = d.experiment.verdict;
+  if (v == store::ExperimentVerdict::kNoEffect) {
+    for (const auto& row : d.evidence)
+      if (row.evidence.verdict == store::ChangeVerdict::kUndecided) return "undecided";
+  }
+  return std::string(store::to_string(v));
+}
+
 std::vector<std::string> experiment_headlines(const store::ExperimentDetail& d) {
   using text::signed_percent;
   const auto& e = d.experiment;
@@ -110,8 +121,11 @@ std::vector<std::string> experiment_headlines(const store::ExperimentDetail& d) 
     for (const auto* r : rows) groups[r->evidence.verdict].push_back(r);
     int worse = static_cast<int>(groups[store::ChangeVerdict::kRegression].size());
     int better = static_cast<int>(groups[store::ChangeVerdict::kImprovement].size());
+    const int undecided_points = static_cast<int>(groups[store::ChangeVerdict::kUndecided].size());
     std::string verdict = worse && better ? "MIXED" : worse ? "REJECTED" : better ? "ACCEPTED" : "NO EFFECT";
     if (by_candidate.size() == 1) verdict = verdict_word(e.verdict);
+    // Nothing found yet is not "no effect" while a point is still open.
+    if (verdict == "NO EFFECT" && undecided_points > 0) verdict = "UNDECIDED";
     std::string line = candidate_label(e, candidate) + " " + verdict + ":";
     bool first = true;
     for (auto v : {store::ChangeVerdict::kRegression, store::ChangeVerdict::kImprovement}) {
@@ -242,7 +256,9 @@ std::string experiment_text(const ExperimentEntry& entry) {
   using namespace text;
   const auto& d = entry.detail;
   const auto& e = d.experiment;
-  std::string out = "experiment " + std::to_string(e.id) + "  " + verdict_word(e.verdict) + "  (" +
+  std::string shown = shown_verdict(d);
+  for (char& c : shown) c = c == '_' ? ' ' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  std::string out = "experiment " + std::to_string(e.id) + "  " + shown + "  (" +
                     std::string(store::to_string(e.source));
   if (!e.group_key.empty()) out += ", group " + e.group_key;
   out += ", " + date(e.created_at) + ")\n";

@@ -69,6 +69,11 @@ nlohmann::json experiment_document(const ExperimentView& view);
 // candidate, delta, band, p, runs, verdict) and its conclusion.
 std::string experiment_text(const ExperimentEntry& entry);
 
+// The verdict as people are told it: the stored one, except that no_effect
+// while a point of the evidence is still undecided reads "undecided" (the
+// evidence has not ruled an effect out there).
+std::string shown_verdict(const store::ExperimentDetail& detail);
+
 // One line per candidate: "num_warps=8 REJECTED: worse +14.2..+18.0% time_us
 // at C1, C8; no effect at 4 point(s)". Pending experiments say so.
 std::vector<std::string> experiment_headlines(const store::ExperimentDetail& detail);

@@ -28,8 +28,14 @@ Result<FlagsView> flags_view(store::Database& db, const FlagsRequest& request) {
   f.repo_id = request.repo;
   f.state = request.state;
   f.kind = request.kind;
-  f.variant = request.variant;
   f.testbed_id = request.testbed;
+  if (request.variant) {
+    auto repo = resolve_repo(db, request.repo);
+    if (!repo) return fail(repo.error());
+    auto variant = resolve_variant(db, repo->id, *request.variant);
+    if (!variant) return fail(variant.error());
+    f.variant = *variant;
+  }
   if (request.point) {
     // A key names a point in any repo; a label or some axes, within the repo.
     auto p = store::RunReader(db).find_point(*request.point);

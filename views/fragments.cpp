@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "analysis/compare.h"
 #include "analysis/delta.h"
 
 namespace perfwatch::views {
@@ -77,6 +78,12 @@ json default_band_json(double band_rel) {
 }
 
 json flag_brief(const store::FlagRecord& f) {
+  // The band and test are in the flag's evidence (judge/flags.cpp) when its
+  // look stored them.
+  std::optional<double> band_rel;
+  std::optional<bool> calibrated;
+  if (auto b = f.detail.find("band_rel"); b != f.detail.end() && b->is_number()) band_rel = b->get<double>();
+  if (auto c = f.detail.find("band_calibrated"); c != f.detail.end() && c->is_boolean()) calibrated = c->get<bool>();
   json ack = nullptr;
   if (f.acknowledged) ack = {{"reason", f.acknowledged->reason}, {"by", f.acknowledged->by}, {"at", f.acknowledged->at}};
   json withdrawn = nullptr;
@@ -92,7 +99,8 @@ json flag_brief(const store::FlagRecord& f) {
           {"detail", f.detail},
           {"created_at", f.created_at},
           {"acknowledged", ack},
-          {"withdrawn", withdrawn}};
+          {"withdrawn", withdrawn},
+          {"judged_by", judged_by_json(band_rel, calibrated)}};
 }
 
 json flag_json(const store::FlagView& v, const std::string& label) {
@@ -126,7 +134,7 @@ json experiment_json(const store::ExperimentRecord& e) {
           {"refs", std::move(refs)}};
 }
 
-json evidence_json(const store::EvidenceView& v, const std::string& label) {
+json evidence_json(const store::EvidenceView& v, const std::string& label, bool paired) {
   const auto& e = v.evidence;
   return {{"candidate", e.candidate},
           {"point_id", e.point_id},
@@ -138,7 +146,8 @@ json evidence_json(const store::EvidenceView& v, const std::string& label) {
           {"band_rel", number_or_null(e.band_rel)},
           {"p_value", number_or_null(e.p_value)},
           {"runs", e.runs},
-          {"verdict", word(e.verdict)}};
+          {"verdict", word(e.verdict)},
+          {"judged_by", judged_by_json(e.band_rel, e.band_calibrated, paired)}};
 }
 
 json run_json(const store::RunRecord& r, bool with_tails) {
@@ -231,6 +240,13 @@ json annotation_json(const store::AnnotationRecord& a) {
           {"text", a.text}, {"author", a.author},              {"at", a.at}};
 }
 
+json judged_by_json(const std::optional<double>& band_rel, const std::optional<bool>& calibrated, bool paired) {
+  return {{"band_rel", number_or_null(band_rel)},
+          {"band", !calibrated ? "unknown" : *calibrated ? "measured" : "default"},
+          {"test", calibrated ? json(analysis::test_name(*calibrated, paired)) : json(nullptr)},
+          {"alpha", analysis::ComparePolicy{}.alpha}};
+}
+
 json comparison_json(const store::ComparisonRecord& c) {
   const std::optional<double> delta = analysis::delta_rel_of_ratio(c.ratio);
   return {{"id", c.id},
@@ -248,7 +264,8 @@ json comparison_json(const store::ComparisonRecord& c) {
           {"band_rel", number_or_null(c.band_rel)},
           {"runs", c.runs},
           {"against_runs", c.against_runs},
-          {"verdict", word(c.verdict)}};
+          {"verdict", word(c.verdict)},
+          {"judged_by", judged_by_json(c.band_rel, c.band_calibrated)}};
 }
 
 }  // namespace perfwatch::views

@@ -41,7 +41,8 @@ nlohmann::json default_band_json(double band_rel);
 nlohmann::json flag_json(const store::FlagView& flag, const std::string& label = "");
 nlohmann::json flag_brief(const store::FlagRecord& flag);
 nlohmann::json experiment_json(const store::ExperimentRecord& experiment);
-nlohmann::json evidence_json(const store::EvidenceView& row, const std::string& point_label = "");
+// `paired`: the evidence of a variant A/B inside one commit (an auto experiment).
+nlohmann::json evidence_json(const store::EvidenceView& row, const std::string& point_label = "", bool paired = false);
 nlohmann::json run_json(const store::RunRecord& run, bool with_tails);
 nlohmann::json build_json(const store::BuildRecord& build);
 nlohmann::json testbed_json(const store::TestbedRecord& testbed);
@@ -54,6 +55,13 @@ nlohmann::json comparison_json(const store::ComparisonRecord& comparison);
 // A commit's pooled value at a point: {"geomean_of_run_medians", "ci_low",
 // "ci_high", "runs"} (the geometric mean of its runs' medians and its 95% CI).
 nlohmann::json pooled_json(const store::CommitSummaryRecord& pooled);
+
+// The band and the test that decided a comparison (common.schema.json
+// judged_by): {"band_rel", "band": "measured" | "default" | "unknown",
+// "test": analysis::test_name or null when unknown, "alpha"}. `calibrated`
+// nullopt: judged before the store kept it.
+nlohmann::json judged_by_json(const std::optional<double>& band_rel, const std::optional<bool>& calibrated,
+                              bool paired = false);
 
 // An optional number as JSON (null when absent or not finite).
 nlohmann::json number_or_null(const std::optional<double>& value);

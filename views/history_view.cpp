@@ -44,6 +44,8 @@ Result<HistoryView> history_view(store::Database& db, const HistoryRequest& requ
   auto branch = resolve_branch(db, *repo, request.branch);
   if (!branch) return fail(branch.error());
 
+  auto variant = resolve_variant(db, repo->id, request.variant);
+  if (!variant) return fail(variant.error());
   auto point = resolve_point(db, repo->id, request.point);
   if (!point) return fail(point.error());
 
@@ -153,6 +155,31 @@ std::string history_document(const HistoryView& v) {
     w.end_array();
     w.key("flag");
     e.flag ? w.value(flag_brief(*e.flag)) : w.null();
+    // How this commit was judged at this point: against its previous
+    // measured commit, with the band and the test that decided it (the
+    // chart shades each point's own band from here).
+    w.key("judged");
+    if (e.comparison) {
+      const store::ComparisonRecord& c = *e.comparison;
+      w.begin_object();
+      w.key("verdict").value(store::to_string(c.verdict));
+      w.key("delta_rel").value(analysis::delta_rel_of_ratio(c.ratio));
+      w.key("p_value").value(c.p_value);
+      w.key("runs").value(c.runs);
+      w.key("against_runs").value(c.against_runs);
+      w.key("against_commit_id").value(c.against_commit_id);
+      // judged_by_json's fields, written straight (a history has 1000 of them).
+      w.key("judged_by").begin_object();
+      w.key("band_rel").value(c.band_rel);
+      w.key("band").value(!c.band_calibrated ? "unknown" : *c.band_calibrated ? "measured" : "default");
+      w.key("test");
+      c.band_calibrated ? w.value(analysis::test_name(*c.band_calibrated)) : w.null();
+      w.key("alpha").value(analysis::ComparePolicy{}.alpha);
+      w.end_object();
+      w.end_object();
+    } else {
+      w.null();
+    }
     w.end_object();
   }
   w.end_array();

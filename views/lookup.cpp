@@ -127,6 +127,18 @@ Result<store::PointRecord> resolve_point(store::Database& db, store::RepoId repo
                                      " (a label, a key, or axes such as " + all.front()->key + ")"));
 }
 
+Result<std::string> resolve_variant(store::Database& db, store::RepoId repo, std::string_view name) {
+  auto seen = store::WebReader(db).variants_of_repo(repo);
+  if (!seen) return fail(seen.error());
+  std::string names;
+  for (const auto& v : *seen) {
+    if (v.name == name) return v.name;
+    names += (names.empty() ? "" : ", ") + v.name;
+  }
+  if (seen->empty()) return fail(not_found("variant", "'" + std::string(name) + "': the repo has no measured variant yet"));
+  return fail(not_found("variant", "'" + std::string(name) + "': no such variant; the variants are " + names));
+}
+
 Result<std::map<store::PointId, std::string>> point_labels(store::Database& db) {
   auto points = store::RunReader(db).points();
   if (!points) return fail(points.error());

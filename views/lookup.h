@@ -56,6 +56,10 @@ std::string point_label(const store::PointRecord& point);
 // kNotFound "point" lists the valid labels; kInvalidArgument "point" when the
 // axes match several points (naming them).
 Result<store::PointRecord> resolve_point(store::Database& db, store::RepoId repo, std::string_view text);
+// A variant of `repo` by name, as its runs used it. kNotFound "variant"
+// lists the variants there are (an unknown one must not read as an empty
+// history).
+Result<std::string> resolve_variant(store::Database& db, store::RepoId repo, std::string_view name);
 // The label of every point, by id.
 Result<std::map<store::PointId, std::string>> point_labels(store::Database& db);
 

@@ -12,6 +12,7 @@
 #include "views/fragments.h"
 #include "web/api_error.h"
 #include "web/api_support.h"
+#include "web/route_latency.h"
 
 namespace perfwatch::web {
 
@@ -21,6 +22,7 @@ struct ServerCounters {
   std::atomic<std::int64_t> errors_4xx{0};
   std::atomic<std::int64_t> errors_5xx{0};
   std::atomic<std::int64_t> rate_limited{0};
+  RouteLatency latency;  // per route pattern; routes are added before serving
 };
 
 class Api {
@@ -56,7 +58,13 @@ class Api {
   // the size limit). matches[1] = flag id; body {"reason": ..., "by": ...}
   // (schemas/api/acknowledge_request.schema.json).
   Reply acknowledge(const httplib::Request& request, const std::string& body);
+  // Alert groups: the flags of a commit x testbed with their summary.
+  Reply alert_groups(const httplib::Request& request);
+  // POST; as acknowledge. matches[1] = a commit's sha (or prefix); body
+  // schemas/api/triage_request.schema.json.
+  Reply triage_group(const httplib::Request& request, const std::string& body);
   Reply experiments(const httplib::Request& request);
+  Reply investigations(const httplib::Request& request);  // experiments grouped by investigation
   Reply experiment(const httplib::Request& request);      // matches[1] = experiment id
 
  private:

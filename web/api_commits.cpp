@@ -24,6 +24,7 @@ using views::band_json;
 using views::comparison_json;
 using views::commit_brief;
 using views::commit_full;
+using views::judged_by_json;
 using views::number_or_null;
 using views::point_json;
 using views::pooled_json;
@@ -405,7 +406,8 @@ Reply Api::ab(const httplib::Request& request) {
                    {"p_value", nullptr},
                    {"runs", nullptr},
                    {"verdict", nullptr},
-                   {"from", nullptr}};
+                   {"from", nullptr},
+                   {"judged_by", nullptr}};
       if (auto e = evidence.find(name); e != evidence.end() && e->second.count(p.id)) {
         const auto& row = e->second.at(p.id);
         cell["delta_rel"] = number_or_null(row.delta_rel);
@@ -414,6 +416,8 @@ Reply Api::ab(const httplib::Request& request) {
         cell["runs"] = row.runs;
         cell["verdict"] = word(row.verdict);
         cell["from"] = "experiment";
+        // The A/B of a commit's variants is paired: each run measures both.
+        cell["judged_by"] = judged_by_json(row.band_rel, row.band_calibrated, true);
       } else if (auto delta = analysis::delta_rel(cand ? std::optional(cand->geomean_of_run_medians) : std::nullopt,
                                                   base ? std::optional(base->geomean_of_run_medians) : std::nullopt)) {
         cell["delta_rel"] = *delta;

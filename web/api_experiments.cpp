@@ -2,6 +2,7 @@
 // parameter, group, commit and date, each with its evidence table
 // (views/experiment_view.h).
 #include "views/experiment_view.h"
+#include "views/investigation_view.h"
 #include "web/api.h"
 
 namespace perfwatch::web {
@@ -40,6 +41,20 @@ Reply Api::experiment(const httplib::Request& request) {
   WEB_TRY(l, lease(pool_));
   WEB_TRY_VIEW(view, views::experiment_view(l.db(), *id));
   return views::experiment_document(view);
+}
+
+// Experiments grouped by investigation, newest first, each with its
+// current verdict and the verdicts before it (views/investigation_view.h).
+Reply Api::investigations(const httplib::Request& request) {
+  QueryParams q(request.params, {"repo", "q", "limit"});
+  views::InvestigationsRequest r;
+  r.repo = q.id("repo");
+  r.text = q.text("q", 200).value_or("");
+  r.limit = static_cast<int>(q.integer("limit", r.limit, 1, views::kInvestigationsLimitMax));
+  WEB_CHECK_PARAMS(q);
+  WEB_TRY(l, lease(pool_));
+  WEB_TRY_VIEW(view, views::investigations_view(l.db(), r));
+  return views::investigations_document(view);
 }
 
 }  // namespace perfwatch::web

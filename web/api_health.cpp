@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "store/history_store.h"
+#include "store/web_queries.h"
 #include "web/api.h"
 
 namespace perfwatch::web {
@@ -21,8 +22,49 @@ void sample(std::string& out, const std::string& name, const std::string& labels
   out += "\n";
 }
 
+// At most this many cells (testbed x variant x point) are exported: a sweep
+// of 6 points x 18 variants on 4 testbeds is 432; the bound keeps a scrape
+// and Prometheus's series count in hand whatever the database holds.
+constexpr int kPointSeriesMax = 2000;
+
 void family(std::string& out, const std::string& name, const char* type, const char* help) {
   out += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+}
+
+// The newest value and band of every testbed x variant x point, at most
+// kPointSeriesMax cells (web/README.md says why and what then).
+Status point_values(store::Database& db, std::string& out) {
+  auto values = store::WebReader(db).latest_point_values(kPointSeriesMax + 1);
+  if (!values) return fail(values.error());
+  const bool truncated = values->size() > static_cast<std::size_t>(kPointSeriesMax);
+  if (truncated) values->resize(kPointSeriesMax);
+  auto labels = [](const store::LatestPointValue& v) {
+    return "repo=\"" + prometheus_label(v.repo) + "\",testbed=\"" + prometheus_label(v.testbed) + "\",variant=\"" +
+           prometheus_label(v.variant) + "\",point=\"" + prometheus_label(v.point_label.empty() ? v.point_key : v.point_label) +
+           "\"";
+  };
+  family(out, "perfwatch_point_value", "gauge",
+         "The newest measured commit's value of a cell: the geometric mean of its run medians, in the judged metric's unit.");
+  for (const auto& v : *values)
+    sample(out, "perfwatch_point_value", labels(v) + ",metric=\"" + prometheus_label(v.metric) + "\"", v.value);
+  family(out, "perfwatch_point_value_runs", "gauge", "Runs (bench processes) behind perfwatch_point_value.");
+  for (const auto& v : *values) sample(out, "perfwatch_point_value_runs", labels(v), static_cast<double>(v.runs));
+  family(out, "perfwatch_point_value_commit_timestamp_seconds", "gauge",
+         "Commit time of the commit perfwatch_point_value is of, unix seconds.");
+  for (const auto& v : *values)
+    sample(out, "perfwatch_point_value_commit_timestamp_seconds", labels(v), static_cast<double>(v.committed_at));
+  family(out, "perfwatch_point_band_rel", "gauge",
+         "The cell's noise band: relative half-width a change must leave to be flagged (0.05 = +-5%).");
+  for (const auto& v : *values)
+    if (v.band_rel) sample(out, "perfwatch_point_band_rel", labels(v), *v.band_rel);
+  family(out, "perfwatch_point_band_calibrated", "gauge",
+         "1 when the band is measured (A/A runs, unchanged commits), 0 while it is the manifest's default.");
+  for (const auto& v : *values)
+    if (v.band_rel) sample(out, "perfwatch_point_band_calibrated", labels(v), v.band_calibrated ? 1 : 0);
+  family(out, "perfwatch_point_series_truncated", "gauge",
+         "1 when there are more cells than the export's bound and the rest were left out.");
+  sample(out, "perfwatch_point_series_truncated", "", truncated ? 1 : 0);
+  return {};
 }
 
 }  // namespace
@@ -81,6 +123,7 @@ Reply Api::metrics(const httplib::Request& request) {
   sample(out, "perfwatch_open_regressions", "", static_cast<double>(m.open_regressions));
   family(out, "perfwatch_experiments", "gauge", "Experiments on record.");
   sample(out, "perfwatch_experiments", "", static_cast<double>(m.experiments));
+  if (auto s = point_values(l.db(), out); !s) return std::unexpected(from_store(s.error()));
   family(out, "perfwatch_http_requests_total", "counter", "HTTP requests served by this process.");
   sample(out, "perfwatch_http_requests_total", "", static_cast<double>(counters_.requests.load()));
   family(out, "perfwatch_http_errors_total", "counter", "HTTP responses with an error status, by class.");
@@ -88,6 +131,7 @@ Reply Api::metrics(const httplib::Request& request) {
   sample(out, "perfwatch_http_errors_total", "class=\"5xx\"", static_cast<double>(counters_.errors_5xx.load()));
   family(out, "perfwatch_http_rate_limited_total", "counter", "Expensive requests refused with 429.");
   sample(out, "perfwatch_http_rate_limited_total", "", static_cast<double>(counters_.rate_limited.load()));
+  counters_.latency.write(out);
   return Body::text(std::move(out), "text/plain; version=0.0.4; charset=utf-8");
 }
 

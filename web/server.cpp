@@ -230,37 +230,55 @@ struct Server::Impl {
     res.set_content(std::string(asset->content), std::string(asset->content_type));
   }
 
+  // A route timed under its pattern `name` (route_latency.h): the label
+  // is the pattern, so clients cannot multiply the series.
+  void get(const char* pattern, const char* name, httplib::Server::Handler handler) {
+    const std::size_t id = counters.latency.add(name);
+    http.Get(pattern, [this, id, handler = std::move(handler)](const httplib::Request& req, httplib::Response& res) {
+      const auto start = std::chrono::steady_clock::now();
+      handler(req, res);
+      counters.latency.observe(id, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    });
+  }
+  // A write: the body first (one over the limit is 413 on every route,
+  // whoever sends it; reading it is bounded), then the token, then `write`.
+  using Write = Reply (Api::*)(const httplib::Request&, const std::string&);
+  void post(const char* pattern, const char* name, Write write) {
+    const std::size_t id = counters.latency.add(name);
+    http.Post(pattern, [this, id, write](const httplib::Request& req, httplib::Response& res,
+                                         const httplib::ContentReader& reader) {
+      const auto start = std::chrono::steady_clock::now();
+      auto body = read_body(reader, res);
+      if (!body) {
+        write_error(res, body.error());
+      } else {
+        authorised(req, res, [&] { reply(res, (api.get()->*write)(req, *body)); });
+      }
+      counters.latency.observe(id, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    });
+  }
+
   void routes() {
-    http.Get("/healthz", route(&Api::healthz, false));
-    http.Get("/metrics", route(&Api::metrics, false));
-    http.Get("/api/v1/repos", route(&Api::repos, false));
-    http.Get("/api/v1/commits", route(&Api::commits, true));
-    http.Get(R"(/api/v1/commits/([0-9A-Fa-f]{4,64}))", route(&Api::commit, true));
-    http.Get("/api/v1/series", route(&Api::series, true));
-    http.Get("/api/v1/history", route(&Api::history, true));
-    http.Get("/api/v1/ab", route(&Api::ab, true));
-    http.Get("/api/v1/compare", route(&Api::compare, true));
-    http.Get("/api/v1/testbeds", route(&Api::testbeds, false));
-    http.Get(R"(/api/v1/runs/(\d{1,19}))", route(&Api::run, true));
-    http.Get(R"(/api/v1/runs/(\d{1,19})/compare/(\d{1,19}))", route(&Api::compare_runs, true));
-    http.Get("/api/v1/jobs", route(&Api::jobs, true));
-    http.Get("/api/v1/webhooks", route(&Api::webhooks, true));
-    http.Get("/api/v1/flags", route(&Api::flags, false));
-    http.Get(R"(/api/v1/flags/(\d{1,19}))", route(&Api::flag, false));
-    http.Post(R"(/api/v1/flags/(\d{1,19})/acknowledge)",
-              [this](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& reader) {
-                // The body first: one over the limit is 413 on every route,
-                // whoever sends it (reading it is bounded).
-                auto body = read_body(reader, res);
-                if (!body) return write_error(res, body.error());
-                authorised(req, res, [&] { reply(res, api->acknowledge(req, *body)); });
-              });
-    http.Post(R"(/api/v1/commits/([0-9A-Fa-f]{4,64})/requeue)",
-              [this](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& reader) {
-                auto body = read_body(reader, res);
-                if (!body) return write_error(res, body.error());
-                authorised(req, res, [&] { reply(res, api->requeue(req, *body)); });
-              });
+    get("/healthz", "/healthz", route(&Api::healthz, false));
+    get("/metrics", "/metrics", route(&Api::metrics, false));
+    get("/api/v1/repos", "/api/v1/repos", route(&Api::repos, false));
+    get("/api/v1/commits", "/api/v1/commits", route(&Api::commits, true));
+    get(R"(/api/v1/commits/([0-9A-Fa-f]{4,64}))", "/api/v1/commits/{sha}", route(&Api::commit, true));
+    get("/api/v1/series", "/api/v1/series", route(&Api::series, true));
+    get("/api/v1/history", "/api/v1/history", route(&Api::history, true));
+    get("/api/v1/ab", "/api/v1/ab", route(&Api::ab, true));
+    get("/api/v1/compare", "/api/v1/compare", route(&Api::compare, true));
+    get("/api/v1/testbeds", "/api/v1/testbeds", route(&Api::testbeds, false));
+    get(R"(/api/v1/runs/(\d{1,19}))", "/api/v1/runs/{id}", route(&Api::run, true));
+    get(R"(/api/v1/runs/(\d{1,19})/compare/(\d{1,19}))", "/api/v1/runs/{a}/compare/{b}", route(&Api::compare_runs, true));
+    get("/api/v1/jobs", "/api/v1/jobs", route(&Api::jobs, true));
+    get("/api/v1/webhooks", "/api/v1/webhooks", route(&Api::webhooks, true));
+    get("/api/v1/flags", "/api/v1/flags", route(&Api::flags, false));
+    get(R"(/api/v1/flags/(\d{1,19}))", "/api/v1/flags/{id}", route(&Api::flag, false));
+    get("/api/v1/alert-groups", "/api/v1/alert-groups", route(&Api::alert_groups, false));
+    post(R"(/api/v1/flags/(\d{1,19})/acknowledge)", "/api/v1/flags/{id}/acknowledge", &Api::acknowledge);
+    post(R"(/api/v1/alert-groups/([0-9A-Fa-f]{4,64})/triage)", "/api/v1/alert-groups/{sha}/triage", &Api::triage_group);
+    post(R"(/api/v1/commits/([0-9A-Fa-f]{4,64})/requeue)", "/api/v1/commits/{sha}/requeue", &Api::requeue);
     // Any other request with a body: httplib would read the whole of it
     // into memory before routing (a chunked one without any limit). Read
     // it under the limit here, then answer that there is no such resource.
@@ -272,14 +290,15 @@ struct Server::Impl {
     http.Put(".*", no_body_route);
     http.Patch(".*", no_body_route);
     http.Delete(".*", no_body_route);
-    http.Get("/api/v1/experiments", route(&Api::experiments, true));
-    http.Get(R"(/api/v1/experiments/(\d{1,19}))", route(&Api::experiment, false));
+    get("/api/v1/experiments", "/api/v1/experiments", route(&Api::experiments, true));
+    get("/api/v1/investigations", "/api/v1/investigations", route(&Api::investigations, true));
+    get(R"(/api/v1/experiments/(\d{1,19}))", "/api/v1/experiments/{id}", route(&Api::experiment, false));
 
     auto index = [this](const httplib::Request& req, httplib::Response& res) { serve_asset("index.html", req, res); };
-    http.Get("/", index);
-    http.Get("/index.html", index);
-    http.Get(R"(/assets/([A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)?))",
-             [this](const httplib::Request& req, httplib::Response& res) { serve_asset(req.matches[1].str(), req, res); });
+    get("/", "/", index);
+    get("/index.html", "/index.html", index);
+    get(R"(/assets/([A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)?))", "/assets/{file}",
+        [this](const httplib::Request& req, httplib::Response& res) { serve_asset(req.matches[1].str(), req, res); });
   }
 
   // Every write: writes must be enabled (403), and the request must carry

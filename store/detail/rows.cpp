@@ -192,6 +192,17 @@ NoiseBandRecord read_noise_band(const Statement& s) {
   return b;
 }
 
+namespace {
+
+// A nullable 0/1 column.
+std::optional<bool> optional_bool(const Statement& s, std::string_view column) {
+  auto v = s.get<std::optional<std::int64_t>>(column);
+  if (!v) return std::nullopt;
+  return *v != 0;
+}
+
+}  // namespace
+
 ComparisonRecord read_comparison(const Statement& s) {
   ComparisonRecord c;
   c.id = s.get<ComparisonId>("id");
@@ -207,6 +218,7 @@ ComparisonRecord read_comparison(const Statement& s) {
   c.ci_high = s.get<std::optional<double>>("ci_high");
   c.p_value = s.get<std::optional<double>>("p_value");
   c.band_rel = s.get<std::optional<double>>("band_rel");
+  c.band_calibrated = optional_bool(s, "band_calibrated");
   c.runs = s.get<std::int64_t>("runs");
   c.against_runs = s.get<std::int64_t>("against_runs");
   c.verdict = read_enum(s, "verdict", parse_change_verdict);
@@ -262,6 +274,7 @@ EvidenceRecord read_evidence(const Statement& s) {
   e.candidate_value = s.get<std::optional<double>>("candidate_value");
   e.delta_rel = s.get<std::optional<double>>("delta_rel");
   e.band_rel = s.get<std::optional<double>>("band_rel");
+  e.band_calibrated = optional_bool(s, "band_calibrated");
   e.p_value = s.get<std::optional<double>>("p_value");
   e.runs = s.get<std::int64_t>("runs");
   e.verdict = read_enum(s, "verdict", parse_change_verdict);

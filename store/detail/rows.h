@@ -63,7 +63,8 @@ inline constexpr const char* kComparisonColumns =
     "cmp.id AS id, cmp.commit_id AS commit_id, cmp.against_commit_id AS against_commit_id, cmp.basis AS basis, "
     "cmp.testbed_id AS testbed_id, cmp.variant AS variant, cmp.point_id AS point_id, cmp.metric AS metric, "
     "cmp.ratio AS ratio, cmp.ci_low AS ci_low, cmp.ci_high AS ci_high, cmp.p_value AS p_value, "
-    "cmp.band_rel AS band_rel, cmp.runs AS runs, cmp.against_runs AS against_runs, cmp.verdict AS verdict, "
+    "cmp.band_rel AS band_rel, cmp.band_calibrated AS band_calibrated, cmp.runs AS runs, "
+    "cmp.against_runs AS against_runs, cmp.verdict AS verdict, "
     "cmp.updated_at AS updated_at";
 inline constexpr const char* kFlagColumns =
     "f.id AS id, f.commit_id AS commit_id, f.testbed_id AS testbed_id, f.variant AS variant, f.point_id AS point_id, "
@@ -78,7 +79,8 @@ inline constexpr const char* kExperimentColumns =
 inline constexpr const char* kEvidenceColumns =
     "ev.experiment_id AS experiment_id, ev.candidate AS candidate, ev.point_id AS point_id, "
     "ev.baseline_value AS baseline_value, ev.candidate_value AS candidate_value, ev.delta_rel AS delta_rel, "
-    "ev.band_rel AS band_rel, ev.p_value AS p_value, ev.runs AS runs, ev.verdict AS verdict";
+    "ev.band_rel AS band_rel, ev.band_calibrated AS band_calibrated, ev.p_value AS p_value, ev.runs AS runs, "
+    "ev.verdict AS verdict";
 inline constexpr const char* kAnnotationColumns =
     "a.id AS id, a.commit_id AS commit_id, a.run_id AS run_id, a.text AS text, a.author AS author, a.at AS at";
 inline constexpr const char* kJobColumns =

@@ -253,5 +253,92 @@ TEST_F(CliTest, WebhookMessagesThatCouldNotBeDeliveredAreListed) {
   EXPECT_THAT(testing::read_file(dir_ / "stderr.log"), HasSubstr("--state sent: must be pending, delivered, failed or any"));
 }
 
+// Alert groups from the command line: the flags of a commit listed as one
+// group with its summary, triaged as one with a reason.
+TEST_F(CliTest, AnAlertGroupIsListedWithItsSummaryAndTriagedAsOne) {
+  std::string a = commit(manifest("w8:1.3"), "baseline", "1");
+  std::string b = commit(manifest("base:1.5"), "slower base", "2");
+  ASSERT_EQ(pw_status("watch " + repo() + " --since " + a + " --once"), 0) << testing::read_file(dir_ / "stderr.log");
+  const std::string groups = pw("flags groups");
+  EXPECT_THAT(groups, HasSubstr(b.substr(0, 10)));
+  EXPECT_THAT(groups, HasSubstr("+50.0%"));  // the worst change: the regression, before the improvement
+  EXPECT_THAT(groups, HasSubstr("improvement,regression"));
+  json gj = json::parse(pw("flags groups --json"));
+  auto schema = schemas::Schema::load("api/alert_groups.schema.json");
+  ASSERT_TRUE(schema) << schema.error().to_string();
+  EXPECT_TRUE(schema->validate(gj, "flags groups --json")) << gj.dump();
+  ASSERT_EQ(gj["groups"].size(), 1u) << "4 flags, one group";
+  EXPECT_EQ(gj["groups"][0]["cells"], 4);
+  EXPECT_EQ(gj["groups"][0]["worst"]["variant"], "base");
+  EXPECT_TRUE(gj["groups"][0]["worst"]["regression"].get<bool>());
+
+  const std::string triaged = pw("flags triage " + b.substr(0, 8) + " --as expected --reason 'bigger tile, on purpose' --by tester");
+  EXPECT_THAT(triaged, HasSubstr("expected: bigger tile, on purpose -- tester"));
+  EXPECT_THAT(pw("flags groups"), HasSubstr("no open alert groups"));
+  EXPECT_TRUE(json::parse(pw("flags --json"))["flags"].empty()) << "every flag of the group acknowledged";
+  EXPECT_THAT(pw("flags groups --closed"), HasSubstr(b.substr(0, 10)));
+  EXPECT_EQ(WEXITSTATUS(pw_status("flags triage " + b.substr(0, 8) + " --as wontfix --reason x")), 2);
+  EXPECT_THAT(testing::read_file(dir_ / "stderr.log"), HasSubstr("--as wontfix: must be ack, invalid or expected"));
+  EXPECT_EQ(WEXITSTATUS(pw_status("flags triage " + a.substr(0, 8) + " --as ack --reason x")), 2);
+  EXPECT_THAT(testing::read_file(dir_ / "stderr.log"), HasSubstr("has no standing flag: no alert group to triage"));
+}
+
+// Every error a user meets first says what to do instead.
+TEST_F(CliTest, ErrorsNameTheFix) {
+  const std::string db = (dir_ / "pw.db").string();
+  const std::string err = (dir_ / "stderr.log").string();
+  auto run = [&](const std::string& args) {
+    return WEXITSTATUS(std::system((std::string(PERFWATCH_BIN) + " " + args + " >/dev/null 2>'" + err + "'").c_str()));
+  };
+  auto said = [&] { return testing::read_file(dir_ / "stderr.log"); };
+
+  // A query against a database that is not there creates none.
+  EXPECT_NE(run("--db '" + db + "' flags"), 0);
+  EXPECT_THAT(said(), HasSubstr("no database there (queries never create one)"));
+  EXPECT_FALSE(std::filesystem::exists(db));
+
+  // A mistyped subcommand, at the top and below it.
+  EXPECT_EQ(run("--db '" + db + "' flgs"), 2);
+  EXPECT_THAT(said(), HasSubstr("unknown command 'flgs': did you mean 'flags'?"));
+  EXPECT_THAT(said(), HasSubstr("commands: "));
+  EXPECT_EQ(run("query histroy"), 2);
+  EXPECT_THAT(said(), HasSubstr("unknown command 'histroy' of 'query': did you mean 'history'?"));
+  EXPECT_EQ(run("query"), 2);
+  EXPECT_THAT(said(), HasSubstr("a command is needed after 'query': one of experiments, investigations, runs"));
+  EXPECT_EQ(run("--help"), 0);
+
+  std::string a = commit(manifest(), "baseline", "1");
+  commit(manifest("base:1.5"), "slower base", "2");
+  // --db after the subcommand, as every other option.
+  ASSERT_EQ(run("watch " + repo() + " --since " + a + " --once --db '" + db + "'"), 0) << said();
+  ASSERT_TRUE(std::filesystem::exists(db));
+  EXPECT_EQ(run("query history --variant base --point C1 --db '" + db + "'"), 0) << said();
+
+  // The label the dashboard shows, refused with the ones there are.
+  EXPECT_EQ(run("query history --variant base --point C48 --db '" + db + "'"), 2);
+  EXPECT_THAT(said(), HasSubstr("--point: 'C48': no such point; the points are C1, C8"));
+  // An unknown variant is an error listing the variants, not an empty table.
+  EXPECT_EQ(run("query history --variant w16 --point C1 --db '" + db + "'"), 2);
+  EXPECT_THAT(said(), HasSubstr("--variant: 'w16': no such variant; the variants are base, w8"));
+  EXPECT_EQ(run("flags --variant w16 --db '" + db + "'"), 2);
+  EXPECT_THAT(said(), HasSubstr("the variants are base, w8"));
+  // An option no command has is CLI11's to report, not a command.
+  EXPECT_EQ(run("flags --colour w16 --db '" + db + "'"), 2);
+  EXPECT_THAT(said(), ::testing::Not(HasSubstr("unknown command")));
+}
+
+// `bench` writing to a log, not a terminal: a progress line per point, not per trial.
+TEST_F(CliTest, BenchIntoALogPrintsALinePerPointNotPerTrial) {
+  commit(manifest(), "baseline", "1");
+  ASSERT_EQ(pw_status("bench " + repo()), 0) << testing::read_file(dir_ / "stderr.log");
+  const std::string log = testing::read_file(dir_ / "stderr.log");
+  int lines = 0;
+  for (std::size_t at = log.find("  point "); at != std::string::npos; at = log.find("  point ", at + 1)) ++lines;
+  // 2 points x 2 variants x 3..6 trials were measured; a line a point (and
+  // one every 10 s, which the fake bench does not take).
+  EXPECT_GE(lines, 2) << log;
+  EXPECT_LE(lines, 3) << log;
+}
+
 }  // namespace
 }  // namespace perfwatch

@@ -70,6 +70,18 @@ TEST_F(CliMatchesApi, Flags) {
   EXPECT_EQ(cli("query flags --kind regression --commit " + info().regression_sha + " --json")["flags"].size(), 18u);
 }
 
+TEST_F(CliMatchesApi, AlertGroupsAndInvestigations) {
+  same("flags groups --json", "/api/v1/alert-groups", "alert_groups");
+  same("flags groups --all --limit 3 --json", "/api/v1/alert-groups?state=any&limit=3", "alert_groups");
+  same("query investigations --json", "/api/v1/investigations", "investigations");
+  same("query investigations --search C64 --limit 2 --json", "/api/v1/investigations?q=C64&limit=2", "investigations");
+  // Not vacuous: the slow commit's 18 flags are one open group.
+  const json groups = cli("flags groups --commit " + info().regression_sha + " --json")["groups"];
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0]["cells"], 18);
+  EXPECT_EQ(groups[0]["open"], 18);
+}
+
 TEST_F(CliMatchesApi, Experiments) {
   same("query experiments --json", "/api/v1/experiments", "experiments");
   same("query experiments --param num_warps=8 --verdict rejected --json",

@@ -14,7 +14,10 @@
 //     switch, two commits compared, the testbed picker and the "same commit
 //     on every testbed" view, tab titles, no sideways scroll at 1400 px or
 //     on a phone, dark mode.
-// Usage: node browser_test.mjs --perfwatch BIN --fixture BIN --chromium PATH --work DIR
+//   - alert groups (a server that accepts writes, over a fixture of its
+//     own): the open groups are listed, a group is triaged with the token and
+//     leaves the open list for the closed one.
+// Usage: node browser_test.mjs --perfwatch BIN --fixture BIN --writable BIN --chromium PATH --work DIR
 import {spawn, execFileSync} from 'node:child_process';
 import fs from 'node:fs';
 import {createRequire} from 'node:module';
@@ -30,7 +33,7 @@ function args() {
   const out = {};
   const argv = process.argv.slice(2);
   for (let i = 0; i < argv.length; i += 2) out[argv[i].replace(/^--/, '')] = argv[i + 1];
-  for (const k of ['perfwatch', 'fixture', 'chromium', 'work']) if (!out[k]) throw new Error('missing --' + k);
+  for (const k of ['perfwatch', 'fixture', 'writable', 'chromium', 'work']) if (!out[k]) throw new Error('missing --' + k);
   return out;
 }
 
@@ -39,9 +42,10 @@ function check(condition, what) {
   console.log('ok - ' + what);
 }
 
-// Starts `perfwatch serve` and resolves with its URL once it says it listens.
-function serve(bin, db) {
-  const child = spawn(bin, ['serve', '--db', db, '--port', '0'], {stdio: ['ignore', 'pipe', 'pipe']});
+// Starts `perfwatch serve` (or `command` with `argv`) and resolves with its
+// URL once it says it listens.
+function serve(bin, db, argv = ['serve', '--db', db, '--port', '0']) {
+  const child = spawn(bin, argv, {stdio: ['ignore', 'pipe', 'pipe']});
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
   const url = new Promise((resolve, reject) => {
@@ -396,6 +400,8 @@ async function main() {
       'the rejected candidate is red at every point');
 
     await browseChecks(page, base, info);
+    await triageBlock(page, a);
+    await investigationsBlock(page, base, info);
 
     check(dialogs.length === 0, 'no dialog was opened (' + JSON.stringify(dialogs) + ')');
     check(pageErrors.length === 0, 'no script error (' + JSON.stringify(pageErrors) + ')');
@@ -407,6 +413,69 @@ async function main() {
   }
   const code = await new Promise((resolve) => server.child.on('exit', (c) => resolve(c)));
   check(code === 0, 'perfwatch serve stopped cleanly on SIGTERM');
+}
+
+// ---------------------------------------------------------------------------
+// Alert groups (issue 13, triage): a writable server over a fixture of its
+// own, so the read-only checks above see the story unchanged.
+async function triageBlock(page, a) {
+  const db = path.join(a.work, 'triage.db');
+  const info = JSON.parse(execFileSync(a.fixture, [db], {encoding: 'utf8'}));
+  const token = 'browser-test-token';
+  const server = serve(a.writable, db, [db, token]);
+  try {
+    const base = await server.url;
+    await open(page, base, '#/');
+    const groups = page.locator('#alert-groups tbody tr');
+    const before = await groups.count();
+    check(before >= 2, 'the overview lists the open alert groups (' + before + ')');
+    const row = groups.filter({has: page.locator('a.sha', {hasText: info.regression_sha.slice(0, 10)})});
+    check((await row.count()) === 1, 'the slowdown is one group, not a row per flag');
+    const cells = await row.locator('td').allTextContents();
+    check(cells[5] === '18', 'its summary counts its 18 cells (' + cells[5] + ')');
+    const worst = parseFloat(cells[3].replace('+', ''));
+    check(cells[3].startsWith('+') && worst > 8 && worst < 16, 'and shows its worst change, about +12% (' + cells[3] + ')');
+    await row.locator('select[name=triage]').selectOption('invalid');
+    await row.locator('input[name=reason]').fill('a noisy node <b>x</b>');
+    await row.locator('input[name=token]').fill(token);
+    await page.evaluate(() => document.getElementById('page').removeAttribute('data-ready'));
+    await row.locator('button[type=submit]').click();
+    await ready(page);
+    const after = page.locator('#alert-groups tbody tr');
+    check((await after.count()) === before - 1, 'triaged with the token, the group leaves the open list');
+    check((await after.filter({has: page.locator('a.sha', {hasText: info.regression_sha.slice(0, 10)})}).count()) === 0,
+      'the slowdown is no longer open');
+    const closed = page.locator('#closed-groups tbody tr').filter({has: page.locator('a.sha', {hasText: info.regression_sha.slice(0, 10)})});
+    check((await closed.count()) === 1, 'it is listed among the groups closed lately');
+    check((await closed.textContent()).includes('a noisy node <b>x</b>'), 'with its reason, as text');
+    const flags = await (await fetch(base + '/api/v1/flags?state=open&commit=' + info.regression_sha)).json();
+    check(flags.flags.length === 0, 'each of its flags is acknowledged');
+    const refused = await fetch(base + '/api/v1/alert-groups/' + info.revert_sha + '/triage', {
+      method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify({triage: 'ack', reason: 'x'})});
+    check(refused.status === 401, 'a triage without the token is refused (' + refused.status + ')');
+  } finally {
+    server.child.kill('SIGTERM');
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Experiments grouped by investigation (issue 13, triage): the variant A/B
+// repeated on every commit is one row with its verdicts over time.
+async function investigationsBlock(page, base, info) {
+  await open(page, base, '#/experiments');
+  const rows = page.locator('#investigations tbody tr');
+  const n = await rows.count();
+  const cards = (await (await fetch(base + '/api/v1/experiments?limit=100&evidence=false')).json()).experiments.length;
+  check(n >= 2 && n < cards, 'the experiments are grouped into ' + n + ' investigations (' + cards + ' experiments)');
+  const rejected = rows.filter({has: page.locator('a.step[href$="id=' + info.rejected_experiment + '"]')});
+  check((await rejected.count()) === 1, 'the rejected variant\'s A/Bs on every commit are one investigation');
+  check((await rejected.locator('td').nth(2).textContent()).trim() === 'rejected', 'its current verdict is rejected');
+  const steps = await rejected.locator('a.step').count();
+  check(steps >= 5, 'with the verdict of each commit that measured it (' + steps + ')');
+  const doc = await (await fetch(base + '/api/v1/investigations')).json();
+  const said = doc.investigations.flatMap((i) => i.history.map((h) => [h.verdict, h.shown_verdict]));
+  check(said.every(([stored, shown]) => stored === shown || (stored === 'no_effect' && shown === 'undecided')),
+    'a verdict is shown as stored, or as undecided instead of no effect');
 }
 
 main().then(() => {

@@ -47,3 +47,18 @@ export function metricUnit(metric, unit) {
 export function verdictClass(verdict) {
   return verdict ? 'v-' + String(verdict).replace(/[^a-z_]/g, '') : 'v-none';
 }
+
+// The band and the test that judged a comparison (the API's judged_by): says
+// when the band is the manifest's default (uncalibrated).
+const TESTS = {
+  pooled_t: 't-test on log run medians pooled with the measured band',
+  welch_t: "Welch's t-test on log run medians",
+  paired_pooled_t: 'paired t-test on per-run log ratios pooled with the measured band',
+  paired_t: 'paired t-test on per-run log ratios',
+};
+export function judgedBy(j) {
+  if (!j) return 'not judged';
+  const which = j.band === 'default' ? ' (the manifest\'s default: uncalibrated)' : j.band === 'measured' ? ' (measured)' : '';
+  const test = j.test ? TESTS[j.test] || j.test : 'test not recorded';
+  return 'band ' + band(j.band_rel) + which + '; ' + test + ', flagged outside the band at p < ' + j.alpha;
+}

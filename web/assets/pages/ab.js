@@ -30,7 +30,7 @@ export async function ab(ctx) {
     const out = [{node: el('span', {title: r.point.key, text: r.point.label})}, fmt.value(r.baseline ? r.baseline.geomean_of_run_medians : null)];
     for (const cell of r.cells) {
       const title = cell.from === 'experiment'
-        ? 'paired over ' + cell.runs + ' runs: band ' + fmt.band(cell.band_rel) + ', p = ' + fmt.pValue(cell.p_value) + ' — ' + cell.verdict.replace('_', ' ')
+        ? 'paired over ' + cell.runs + ' runs: p = ' + fmt.pValue(cell.p_value) + ' — ' + cell.verdict.replace('_', ' ') + '; ' + fmt.judgedBy(cell.judged_by)
         : 'ratio of the geomeans of run medians; no verdict';
       out.push(fmt.value(cell.value ? cell.value.geomean_of_run_medians : null),
         {node: fmt.percent(cell.delta_rel), class: 'cell ' + fmt.verdictClass(cell.verdict), title});

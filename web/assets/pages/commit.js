@@ -26,7 +26,7 @@ function changeTable(doc) {
       if (!cmp) return {node: el('span', {}, value, el('a', {class: 'hist', href: route('/history', {variant: v.name, point: p.key}), title: 'history', text: ' ↗'})), class: 'v-none'};
       const title = (c.value ? 'geomean of ' + c.value.runs + ' run medians; ' : '') + 'vs ' + (doc.against ? doc.against.short_sha : 'previous') + ': ratio ' + fmt.value(cmp.ratio) +
         ', 95% CI [' + fmt.value(cmp.ci_low) + ', ' + fmt.value(cmp.ci_high) + '], p = ' + fmt.pValue(cmp.p_value) +
-        ', band ' + fmt.band(cmp.band_rel) + ', runs ' + cmp.runs + ' vs ' + cmp.against_runs + ' — ' + cmp.verdict.replace('_', ' ');
+        ', runs ' + cmp.runs + ' vs ' + cmp.against_runs + ' — ' + cmp.verdict.replace('_', ' ') + '; ' + fmt.judgedBy(cmp.judged_by);
       return {
         node: el('span', {}, el('span', {class: 'value', text: value}), ' ', el('span', {class: 'delta', text: fmt.percent(cmp.delta_rel)}),
           el('a', {class: 'hist', href: route('/history', {variant: v.name, point: p.key}), title: 'history', text: ' ↗'})),
@@ -141,9 +141,10 @@ export async function commit(ctx) {
     ' ', metricSwitch(doc, '/commit/' + c.sha, {})));
 
   const flags = doc.flags.length
-    ? table([['Flag', 'Variant', 'Point', 'Change', 'State']], doc.flags.map((f) => [
+    ? table([['Flag', 'Variant', 'Point', 'Change', 'Band that judged', 'State']], doc.flags.map((f) => [
       {node: badge(f.kind)}, el('span', {text: f.variant}), el('span', {text: f.point_label}),
       {node: fmt.percent(f.magnitude_rel), class: fmt.verdictClass(f.kind)},
+      {node: fmt.band(f.judged_by.band_rel) + (f.judged_by.band === 'default' ? ' (default)' : ''), title: fmt.judgedBy(f.judged_by)},
       {node: f.acknowledged
         ? el('span', {class: 'muted', text: 'acknowledged by ' + f.acknowledged.by + ': ' + f.acknowledged.reason})
         : [badge('open'), ' ', ackForm(f, health.writes, reload)]}]), {class: 'data', id: 'flags'})

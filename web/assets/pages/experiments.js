@@ -1,13 +1,40 @@
-// Negative results (and positive ones): search what was tried -- by words,
-// verdict, a parameter such as num_warps=8 -- and see each verdict with the
-// evidence behind it, point by point.
+// Negative results (and positive ones): what was tried, grouped by
+// investigation (a Perf-Experiment id, or the parameter change a variant
+// A/B tries) with its current verdict and the verdicts before it; then a
+// search -- by words, verdict, a parameter such as num_warps=8 -- with each
+// verdict and the evidence behind it, point by point. A verdict is never
+// "no effect" while a point is still undecided (shown_verdict).
 import * as api from '../api.js';
-import {badge, commitLink, el, message, route, show, table} from '../dom.js';
+import {badge, commitLink, el, message, route, section, show, table} from '../dom.js';
 import * as fmt from '../format.js';
 
 const VERDICTS = ['', 'rejected', 'no_effect', 'mixed', 'accepted', 'pending'];
 const SOURCES = ['', 'auto', 'trailer', 'manual'];
 const PAGE = 20;
+
+// The band that judged a point, and whether it was measured or the
+// manifest's default (uncalibrated).
+function bandText(j) {
+  if (!j) return '–';
+  return fmt.band(j.band_rel) + (j.band === 'default' ? ' (default)' : '');
+}
+
+// One investigation: its current verdict, and each experiment's before it.
+function investigationRow(inv) {
+  const history = inv.history.map((h) => el('a', {href: route('/experiments', {id: h.experiment_id}),
+    title: (h.sha ? h.sha.slice(0, 10) + ': ' : '') + h.headline, class: 'step'}, badge(h.shown_verdict)));
+  const all = inv.kind === 'params' ? route('/experiments', {param: inv.title.split(' ')})
+    : inv.kind === 'group' ? route('/experiments', {group: inv.title}) : route('/experiments', {id: inv.key.split(':')[1]});
+  return [el('a', {href: all, text: inv.title}), el('span', {class: 'muted', text: inv.kind}), {node: badge(inv.verdict)},
+    el('span', {class: 'history'}, history.slice(0, 20), inv.history.length > 20 ? ' …' : null),
+    el('span', {class: 'muted', text: inv.conclusion || inv.hypothesis})];
+}
+
+function investigationsTable(found) {
+  if (!found.investigations.length) return message('info', 'No experiment yet.');
+  return table([['Investigation', 'Kind', 'Now', 'Verdicts, newest first', 'Conclusion or hypothesis']],
+    found.investigations.map(investigationRow), {class: 'data', id: 'investigations'});
+}
 
 function evidenceTable(x) {
   if (!x.evidence || !x.evidence.length) return message('info', 'No evidence recorded.');
@@ -17,7 +44,7 @@ function evidenceTable(x) {
       el('span', {title: r.point_key, text: r.point_label}),
       fmt.value(r.baseline_value), fmt.value(r.candidate_value),
       {node: fmt.percent(r.delta_rel), class: 'cell ' + fmt.verdictClass(r.verdict)},
-      fmt.band(r.band_rel), fmt.pValue(r.p_value), String(r.runs), {node: badge(r.verdict)}]),
+      {node: bandText(r.judged_by), title: fmt.judgedBy(r.judged_by)}, fmt.pValue(r.p_value), String(r.runs), {node: badge(r.verdict)}]),
     {class: 'data evidence'});
 }
 
@@ -30,7 +57,7 @@ function card(x) {
     : x.baseline.commit ? el('span', {}, 'commit ', commitLink(String(x.baseline.commit))) : el('span', {text: JSON.stringify(x.baseline)});
   const commits = x.refs.filter((r) => r.commit_sha).map((r) => [commitLink(r.commit_sha), ' ']);
   return el('article', {class: 'experiment verdict-' + x.verdict, dataset: {id: String(x.id)}},
-    el('header', {}, badge(x.verdict), ' ', el('span', {class: 'hypothesis', text: x.hypothesis || '(no hypothesis)'})),
+    el('header', {}, badge(x.shown_verdict || x.verdict), ' ', el('span', {class: 'hypothesis', text: x.hypothesis || '(no hypothesis)'})),
     el('p', {class: 'muted'}, '#' + x.id + ' · ' + x.source + (x.group_key ? ' · group ' : ''), x.group_key ? el('span', {text: x.group_key}) : null,
       ' · ' + fmt.date(x.created_at), commits.length ? el('span', {}, ' · ', commits) : null),
     el('p', {}, 'baseline ', baseline, ' · candidate ', candidates),
@@ -49,6 +76,7 @@ export async function experiments(ctx) {
   const verdict = ctx.params.get('verdict') || '';
   const source = ctx.params.get('source') || '';
   const params = ctx.params.getAll('param').filter((p) => p);
+  const group = ctx.params.get('group') || '';
   const offset = Math.max(0, parseInt(ctx.params.get('offset') || '0', 10) || 0);
 
   const form = el('form', {class: 'search', id: 'experiment-search', onsubmit: (e) => {
@@ -65,14 +93,19 @@ export async function experiments(ctx) {
   el('label', {}, 'source ', el('select', {name: 'source'}, SOURCES.map((v) => el('option', {value: v, selected: v === source}, v || 'any')))), ' ',
   el('button', {type: 'submit', text: 'Search'}));
 
-  const found = await api.get('/api/v1/experiments', {q, verdict, source, param: params, limit: PAGE, offset}, ctx.signal);
-  const here = {q, verdict, source, param: params};
+  const [found, investigations] = await Promise.all([
+    api.get('/api/v1/experiments', {q, verdict, source, param: params, group, limit: PAGE, offset}, ctx.signal),
+    api.get('/api/v1/investigations', {q, limit: 50}, ctx.signal),
+  ]);
+  const here = {q, verdict, source, param: params, group};
   const pager = el('p', {class: 'pager'},
     offset > 0 ? el('a', {href: route('/experiments', {...here, offset: Math.max(0, offset - PAGE)}), text: '← previous'}) : null, ' ',
     found.has_more ? el('a', {href: route('/experiments', {...here, offset: offset + PAGE}), text: 'next →'}) : null);
   show(ctx.root,
     el('h1', {text: 'Experiments and negative results'}),
     el('p', {class: 'muted', text: 'What was tried, and what happened: every A/B of a variant and every Perf-Hypothesis, with its verdict and its evidence point by point.'}),
+    section('Investigations', investigationsTable(investigations)),
+    el('h2', {text: 'Experiments'}),
     form,
     el('div', {id: 'experiments'},
       found.experiments.length ? found.experiments.map(card) : message('info', 'No experiment matches.')),

@@ -1,5 +1,5 @@
 // Overview: what is being measured now (and any commit given up on), the
-// open regressions, and the latest commits with their status and cost
+// open alert groups (triaged here with the token), and the latest commits with their status and cost
 // (paged: 25 at a time).
 import * as api from '../api.js';
 import {badge, commitLink, el, link, message, route, section, show, table} from '../dom.js';
@@ -50,23 +50,62 @@ function givenUpPanel(givenUp) {
       String(j.attempts - j.stops), el('span', {class: 'muted', text: j.message})]), {class: 'data'}));
 }
 
-function regressionsPanel(flags) {
-  if (!flags.flags.length) return message('ok', 'No open regression.');
-  // One row per commit: how many points, the worst, where.
-  const byCommit = new Map();
-  for (const f of flags.flags) {
-    const row = byCommit.get(f.sha) || {sha: f.sha, subject: f.subject, flags: [], worst: 0};
-    row.flags.push(f);
-    if (Math.abs(f.magnitude_rel) > Math.abs(row.worst)) row.worst = f.magnitude_rel;
-    byCommit.set(f.sha, row);
-  }
-  const rows = [...byCommit.values()].map((r) => {
-    const where = [...new Set(r.flags.map((f) => f.variant + ' ' + f.point_label))];
-    return [commitLink(r.sha), el('span', {class: 'subject', text: r.subject}), String(r.flags.length),
-      {node: fmt.percent(r.worst), class: 'v-regression'},
-      el('span', {class: 'muted', text: where.slice(0, 6).join(', ') + (where.length > 6 ? ', …' : '')})];
+// Open alert groups: the flags of one commit on one testbed, triaged as one
+// (every kind: regression, improvement, change point, drift). A group
+// closes when a person triages it with the token, or when a later commit
+// undoes it (judging marks it recovered).
+function groupsPanel(groups, writes, onDone) {
+  if (!groups.groups.length) return message('ok', 'No open alert group.');
+  const rows = groups.groups.map((g) => {
+    const w = g.worst;
+    const where = w.variant + ' ' + w.point_label;
+    const open = g.open + ' of ' + g.flags.length + ' open';
+    return [commitLink(g.sha), el('span', {text: g.testbed}), el('span', {class: 'subject', text: g.subject}),
+      {node: fmt.percent(w.magnitude_rel), class: w.regression ? 'v-regression' : 'v-improvement',
+        title: w.kind + ' at ' + where + ' — ' + fmt.judgedBy(worstFlag(g).judged_by)},
+      el('span', {text: where}), String(g.cells), el('span', {class: 'muted', text: g.kinds.join(', ')}),
+      {node: [el('span', {class: 'muted', text: open}), ' ', triageForm(g, writes, onDone)]}];
   });
-  return table([['Commit', 'Subject', 'Flags', 'Worst', 'Where']], rows, {class: 'data'});
+  return table([['Commit', 'Testbed', 'Subject', 'Worst', 'Where', 'Cells', 'Kinds', 'Triage']], rows,
+    {class: 'data', id: 'alert-groups'});
+}
+
+function worstFlag(g) {
+  return g.flags.find((f) => f.id === g.worst.flag_id) || {};
+}
+
+function triageForm(group, writes, onDone) {
+  if (!writes) return null;
+  const as = el('select', {name: 'triage', 'aria-label': 'triage as'},
+    el('option', {value: 'ack', text: 'acknowledge'}), el('option', {value: 'invalid', text: 'invalid'}),
+    el('option', {value: 'expected', text: 'expected'}));
+  const reason = el('input', {type: 'text', name: 'reason', placeholder: 'reason', required: true, maxlength: 2000});
+  const token = el('input', {type: 'password', name: 'token', placeholder: 'token', required: true, autocomplete: 'off'});
+  const status = el('span', {class: 'muted'});
+  return el('form', {class: 'triage', onsubmit: async (e) => {
+    e.preventDefault();
+    try {
+      await api.post('/api/v1/alert-groups/' + encodeURIComponent(group.sha) + '/triage',
+        {triage: as.value, reason: reason.value, testbed: group.testbed || String(group.testbed_id)}, token.value);
+      onDone();
+    } catch (err) {
+      status.textContent = err.message;
+    }
+  }}, as, ' ', reason, ' ', token, ' ', el('button', {type: 'submit', text: 'Triage group'}), ' ', status);
+}
+
+// Groups closed lately: what was decided, and which commit undid which.
+function closedPanel(groups) {
+  if (!groups.groups.length) return null;
+  const rows = groups.groups.map((g) => {
+    const t = g.triage;
+    return [commitLink(g.sha), el('span', {text: g.testbed}), el('span', {class: 'subject', text: g.subject}),
+      {node: badge(g.state)},
+      {node: t ? [t.linked_sha ? [commitLink(t.linked_sha), ' '] : null,
+        el('span', {class: 'muted', text: t.reason + (t.by ? ' — ' + t.by : '')})] : ''}];
+  });
+  return el('details', {id: 'closed-groups'}, el('summary', {text: 'Closed lately (' + groups.groups.length + ')'}),
+    table([['Commit', 'Testbed', 'Subject', 'State', 'Why']], rows, {class: 'data'}));
 }
 
 function commitsTable(page) {
@@ -88,10 +127,12 @@ function commitsTable(page) {
 
 export async function overview(ctx) {
   const offset = Math.max(0, parseInt(ctx.params.get('offset') || '0', 10) || 0);
-  const [commits, flags, jobs, givenUp] = await Promise.all([
+  const [commits, groups, closed, health, jobs, givenUp] = await Promise.all([
     api.get('/api/v1/commits', {limit: PAGE, offset}, ctx.signal),
-    // The header's testbed picker narrows the open regressions to one testbed.
-    api.get('/api/v1/flags', {state: 'open', kind: 'regression', limit: 200, testbed: ctx.params.get('testbed') || undefined}, ctx.signal),
+    // The header's testbed picker narrows the open groups to one testbed.
+    api.get('/api/v1/alert-groups', {state: 'open', limit: 100, testbed: ctx.params.get('testbed') || undefined}, ctx.signal),
+    api.get('/api/v1/alert-groups', {state: 'closed', limit: 10, testbed: ctx.params.get('testbed') || undefined}, ctx.signal),
+    api.get('/healthz', {}, ctx.signal),
     api.get('/api/v1/jobs', {limit: 20}, ctx.signal),
     api.get('/api/v1/jobs', {state: 'gave_up', limit: 20}, ctx.signal),
   ]);
@@ -103,7 +144,7 @@ export async function overview(ctx) {
   show(ctx.root,
     el('h1', {text: 'Overview'}),
     section('Now', running, givenUpPanel(givenUp)),
-    section('Open regressions', regressionsPanel(flags)),
+    section('Open alert groups', groupsPanel(groups, health.writes, () => window.dispatchEvent(new HashChangeEvent('hashchange'))), closedPanel(closed)),
     section('Latest commits', commitsTable(commits), pager),
     el('p', {class: 'muted'}, 'Charts: ', el('a', {href: route('/history'), text: 'history of any variant × point'}),
       ' · ', el('a', {href: route('/ab'), text: 'A/B of the variants'})));
