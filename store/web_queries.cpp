@@ -78,6 +78,10 @@ Result<std::vector<TestbedSeen>> WebReader::testbeds_of_repo(RepoId repo) {
       t.commits = q->get<std::int64_t>("commits");
       t.last_run_at = q->get<std::optional<UnixSeconds>>("last_run_at");
       out.push_back(std::move(t));
+    }
+    return out;
+  });
+}
 
 Result<std::vector<LatestPointValue>> WebReader::latest_point_values(int limit) {
   return guard(db_, "read the newest value of every cell", [&] {

@@ -34,6 +34,7 @@ struct TestbedSeen {
 struct MetricRunMedian {
   RunMedian median;
   TestbedId testbed_id = 0;
+};
 
 // A cell's newest value, for /metrics: its value at the newest commit (by
 // commit time) of the repo that has pooled values on the testbed, with the

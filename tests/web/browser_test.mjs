@@ -246,8 +246,8 @@ async function browseChecks(page, base, info) {
   await ready(page);
   check(page.url().includes('testbed=' + info.testbeds[1]), 'and the choice follows to the next page');
   await open(page, base, '#/?testbed=' + info.testbeds[1]);
-  check((await page.textContent('#page')).includes('No open regression.'),
-    'the overview on the second testbed has no open regression');
+  check((await page.textContent('#page')).includes('No open alert group.'),
+    'the overview on the second testbed has no open alert group');
   await open(page, base, '#/commit/' + info.regression_sha + '/testbeds');
   const summary = await page.locator('#testbed-summary tbody tr').allTextContents();
   check(summary.length === 2 && summary[0].includes('fixture-cpu') && summary[1].includes('fixture-gpu'),
