@@ -27,8 +27,23 @@ namespace {
 
 struct Common {
   std::string repo;
+  std::string testbed;  // a name or an id; empty: any (history: the newest run's)
   bool json = false;
 };
+
+// --testbed: a testbed's name or id, or an error that lists them.
+Result<std::optional<store::TestbedId>> testbed_option(store::Database& db, const std::string& wanted) {
+  if (wanted.empty()) return std::optional<store::TestbedId>{};
+  auto beds = store::RunReader(db).testbeds();
+  if (!beds) return fail(beds.error());
+  std::string names;
+  for (const auto& b : *beds) {
+    if (b.name == wanted || std::to_string(b.id) == wanted) return std::optional<store::TestbedId>{b.id};
+    names += (names.empty() ? "" : ", ") + b.name + " (" + std::to_string(b.id) + ")";
+  }
+  return fail(invalid_argument("--testbed " + wanted, names.empty() ? "no testbed has measured anything yet"
+                                                                     : "no such testbed; use one of: " + names));
+}
 
 struct ExperimentArgs : Common {
   bool brief = false;
@@ -122,6 +137,9 @@ int query_experiments(const GlobalOptions& global, const ExperimentArgs& args) {
   auto repo = repo_of(*db, args.repo);
   if (!repo) return report_error(repo.error());
   r.repo = *repo;
+  auto testbed = testbed_option(*db, args.testbed);
+  if (!testbed) return report_error(testbed.error());
+  r.testbed = *testbed;
   auto view = views::experiments_view(*db, r);
   if (!view) return report_view_error(view.error());
   if (args.json) {
@@ -169,6 +187,9 @@ int query_flags(const GlobalOptions& global, const FlagArgs& args) {
   r.repo = *repo;
   if (!args.commit.empty()) r.commit = sha_of(args.repo, args.commit);
   if (!args.variant.empty()) r.variant = args.variant;
+  auto testbed = testbed_option(*db, args.testbed);
+  if (!testbed) return report_error(testbed.error());
+  r.testbed = *testbed;
   auto view = views::flags_view(*db, r);
   if (!view) return report_view_error(view.error());
   if (args.json) {
@@ -260,6 +281,9 @@ int query_history(const GlobalOptions& global, const HistoryArgs& args) {
   r.point = args.point;
   r.metric = optional_text(args.metric);
   r.limit = args.limit;
+  auto testbed = testbed_option(*db, args.testbed);
+  if (!testbed) return report_error(testbed.error());
+  r.testbed = *testbed;
   auto view = views::history_view(*db, r);
   if (!view) return report_view_error(view.error());
   if (args.json) {
@@ -296,6 +320,7 @@ void add_flag_filters(CLI::App* cmd, FlagArgs* a) {
   cmd->add_flag("--acknowledged", a->acknowledged, "Only acknowledged flags");
   cmd->add_flag("--withdrawn", a->withdrawn, "Only flags that judging withdrew (their evidence grew and no longer holds)");
   cmd->add_option("--kind", a->kind, "regression, improvement, changepoint or drift");
+  cmd->add_option("--testbed", a->testbed, "Only flags raised on this testbed (a name or an id)");
   cmd->add_option("--variant", a->variant, "Only this variant's flags");
   cmd->add_option("--commit", a->commit, "Only this commit's flags");
   cmd->add_option("--limit", a->limit, "At most this many, newest first")
@@ -319,6 +344,7 @@ void add_query_command(CLI::App& app, const GlobalOptions& global, int* exit_cod
   e->add_option("--source", ex->source, "auto, trailer or manual");
   e->add_option("--group", ex->group, "Only this investigation (Perf-Experiment: id)");
   e->add_option("--repo", ex->repo, "Only this repository");
+  e->add_option("--testbed", ex->testbed, "Only experiments judged on this testbed (a name or an id)");
   e->add_option("--limit", ex->limit, "At most this many, newest first")
       ->capture_default_str()
       ->check(CLI::Range(1, views::kExperimentsLimitMax));
@@ -369,6 +395,7 @@ void add_query_command(CLI::App& app, const GlobalOptions& global, int* exit_cod
                 "The sweep point: its label (C48), its key, or axes that name one point (batch=48,heads=16)")
       ->required();
   h->add_option("--metric", hi->metric, "Any metric the bench declared (default: the judged one)");
+  h->add_option("--testbed", hi->testbed, "The testbed (a name or an id; default: the one of the newest ok run there)");
   h->add_option("--limit", hi->limit, "Commits from the head")
       ->capture_default_str()
       ->check(CLI::Range(1, views::kHistoryLimitMax));

@@ -230,6 +230,7 @@ Result<std::vector<ExperimentRecord>> ExperimentReader::search(const ExperimentF
                       "AND (:source IS NULL OR e.source = :source) "
                       "AND (:group = '' OR e.group_key = :group) "
                       "AND (:repo IS NULL OR e.repo_id = :repo) "
+                      "AND (:testbed IS NULL OR e.testbed_id = :testbed) "
                       "AND (:since IS NULL OR e.created_at >= :since) "
                       "AND (:until IS NULL OR e.created_at < :until) "
                       "AND (:commit IS NULL OR e.id IN "
@@ -257,6 +258,7 @@ Result<std::vector<ExperimentRecord>> ExperimentReader::search(const ExperimentF
         .bind(":source", source)
         .bind(":group", f.group_key)
         .bind(":repo", f.repo_id)
+        .bind(":testbed", f.testbed_id)
         .bind(":since", f.since)
         .bind(":until", f.until)
         .bind(":commit", f.commit_id)

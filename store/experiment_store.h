@@ -51,6 +51,7 @@ struct ExperimentFilter {
   std::string group_key;
   std::optional<RepoId> repo_id;
   std::optional<CommitId> commit_id;  // experiments that refer to this commit
+  std::optional<TestbedId> testbed_id;  // experiments judged on this testbed
   std::optional<UnixSeconds> since;   // created_at >= since
   std::optional<UnixSeconds> until;   // created_at < until
   int limit = 100;                    // newest first

@@ -169,6 +169,7 @@ Result<ExperimentsView> experiments_view(store::Database& db, const ExperimentsR
     f.params.emplace_back(p.substr(0, eq), p.substr(eq + 1));
   }
   f.group_key = request.group;
+  f.testbed_id = request.testbed;
   f.repo_id = request.repo;
   f.since = request.since;
   f.until = request.until;

@@ -28,6 +28,7 @@ struct ExperimentsRequest {
   std::vector<std::string> params;         // "name=value", each a candidate's params must have
   std::string group;                       // a Perf-Experiment id
   std::optional<std::string> commit;       // experiments about this commit (sha or prefix)
+  std::optional<store::TestbedId> testbed; // experiments judged on this testbed
   std::optional<store::UnixSeconds> since, until;
   int limit = 20;                          // newest first, 1..kExperimentsLimitMax
   int offset = 0;

@@ -9,8 +9,8 @@ namespace perfwatch::web {
 
 Reply Api::experiments(const httplib::Request& request) {
   QueryParams q(request.params,
-                {"repo", "q", "verdict", "source", "param", "group", "commit", "since", "until", "limit", "offset",
-                 "evidence"},
+                {"repo", "q", "verdict", "source", "param", "group", "commit", "testbed", "since", "until", "limit",
+                 "offset", "evidence"},
                 {"param"});
   views::ExperimentsRequest r;
   r.repo = q.id("repo");
@@ -20,6 +20,7 @@ Reply Api::experiments(const httplib::Request& request) {
   r.params = q.all_names("param");
   r.group = q.name("group").value_or("");
   r.commit = q.sha("commit");
+  r.testbed = q.id("testbed");
   r.since = q.optional_integer("since", 0, 1LL << 40);
   r.until = q.optional_integer("until", 0, 1LL << 40);
   r.limit = static_cast<int>(q.integer("limit", r.limit, 1, views::kExperimentsLimitMax));

@@ -3,6 +3,7 @@
 // nvidia-smi lists them; the fake bench is told by CUDA_VISIBLE_DEVICES
 // which one it is on, as a CUDA bench is). The executor cannot tell.
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -58,6 +59,11 @@ class LocalGpusCli : public ::testing::Test {
   std::string stderr_log() {
     std::ifstream in(dir_ / "stderr.log");
     return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  std::string testbed_name() {
+    auto db = store::Database::open(dir_ / "pw.db");
+    auto beds = store::RunReader(*db).testbeds();
+    return beds && !beds->empty() ? beds->front().name : "";
   }
   std::vector<store::RunRecord> runs_of(const std::string& sha) {
     auto db = store::Database::open(dir_ / "pw.db");
@@ -119,6 +125,17 @@ TEST_F(LocalGpusCli, WatchSpreadsACommitsRunsOverTheGpusInParallel) {
   }
   EXPECT_TRUE(overlapped) << "no two benches ran at once";
   EXPECT_THAT(stderr_log(), HasSubstr("executor=local-gpus"));
+
+  // Queries take the testbed by name; an unknown one is an error that lists them.
+  std::string history = pw("query history --variant base --point C1 --json --testbed '" + testbed_name() + "'");
+  EXPECT_THAT(history, HasSubstr("\"testbed_id\""));
+  const std::string bad = std::string(PERFWATCH_BIN) + " --db '" + (dir_ / "pw.db").string() +
+                          "' query flags --testbed nope 2>'" + (dir_ / "bad.txt").string() + "'";
+  EXPECT_EQ(WEXITSTATUS(std::system(bad.c_str())), 2);
+  std::ifstream bad_in(dir_ / "bad.txt");
+  std::string said(std::istreambuf_iterator<char>(bad_in), {});
+  EXPECT_THAT(said, HasSubstr("--testbed nope"));
+  EXPECT_THAT(said, HasSubstr("use one of: " + testbed_name()));
 }
 
 TEST_F(LocalGpusCli, NoiseSpreadsOverTheGpusAndLeavesTheSlowOneOut) {
