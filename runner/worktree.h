@@ -40,6 +40,8 @@ class Worktree {
  private:
   struct Impl;
   explicit Worktree(std::unique_ptr<Impl> impl);
+  static Result<std::unique_ptr<Impl>> lease(const std::filesystem::path& dir, const std::string& sha, int mode,
+                                             const char* busy);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -141,11 +141,11 @@ TEST_F(LocalGpusCli, WatchSpreadsACommitsRunsOverTheGpusInParallel) {
 TEST_F(LocalGpusCli, NoiseSpreadsOverTheGpusAndLeavesTheSlowOneOut) {
   json env = {{"FAKE_BENCH_RUN_NOISE", "0.002"}, {"FAKE_BENCH_SLOW_GPU", "GPU-fake-c:1.04"}};
   repo_.commit({{"perfwatch.json", manifest(env).dump(2)}, {"src/k.c", "1"}}, "baseline");
-  std::string out = pw("noise --repo '" + repo_.path().string() + "' --runs 9 --json --executor '" +
+  std::string out = pw("noise --repo '" + repo_.path().string() + "' --runs 15 --json --executor '" +
                        executor({"GPU-fake-a", "GPU-fake-b", "GPU-fake-c"}) + "'");
   json doc = json::parse(out, nullptr, false);
   ASSERT_FALSE(doc.is_discarded()) << out << stderr_log();
-  EXPECT_EQ(doc["ok_runs"], 9);
+  EXPECT_EQ(doc["ok_runs"], 15);
   ASSERT_EQ(doc["devices"].size(), 3u) << doc.dump(2);
   int runs = 0;
   for (const auto& d : doc["devices"]) {
@@ -153,7 +153,7 @@ TEST_F(LocalGpusCli, NoiseSpreadsOverTheGpusAndLeavesTheSlowOneOut) {
     runs += d["runs"].get<int>();
     EXPECT_EQ(d["off"], d["device"] == "GPU-fake-c") << d.dump();
   }
-  EXPECT_EQ(runs, 9);
+  EXPECT_EQ(runs, 15);
   ASSERT_FALSE(doc["bands"].empty());
   const std::string method = doc["bands"][0]["method"];
   EXPECT_THAT(method, HasSubstr("runs spread over 2 GPUs"));
