@@ -63,8 +63,11 @@ TEST(AdapterRepoGenerator, GoogleBenchmarkRepoHasItsHistoryAndManifest) {
               ::testing::HasSubstr("constexpr int kPasses = 1;"));
 }
 
-// The median tokens/s of ctas64 at C8 over `trials` trials of one adapter run at `sha`.
-double median_tokens(const std::filesystem::path& repo, const std::string& sha, int trials) {
+// The best tokens/s of ctas64 at C8 over `trials` trials of one adapter run
+// at `sha`. The best, not the median: on a shared machine load only ever
+// slows a trial down, so the fastest trial is the one nearest the script's
+// own speed.
+double best_tokens(const std::filesystem::path& repo, const std::string& sha, int trials) {
   git(repo, "checkout -q " + sha);
   json manifest = json::parse(read_file(repo / "perfwatch.json"));
   json variants = json::array();
@@ -74,22 +77,25 @@ double median_tokens(const std::filesystem::path& repo, const std::string& sha, 
   auto run = run_adapter("command", manifest["bench"], input, repo);
   EXPECT_EQ(run.exit_code, 0) << run.dump();
   EXPECT_EQ(protocol_problems(run, input), "") << run.dump();
-  std::vector<double> values;
-  for (const auto& t : run.trials("ctas64", "C8")) values.push_back(t["metrics"]["tokens_per_s"]);
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
+  double best = 0;
+  for (const auto& t : run.trials("ctas64", "C8")) best = std::max(best, t["metrics"]["tokens_per_s"].get<double>());
+  return best;
 }
 
 TEST(AdapterRepoGenerator, CommandRepoSlowsDownAtTheSlowCommitOnly) {
   TempDir dir;
-  auto k = generate("command", dir / "repo");
+  auto k = generate("command", dir / "repo", "--slowdown 3");
   ASSERT_EQ(k.at("kind"), "command");
   expect_history(k, dir / "repo", "tok_bench.sh");
-  // Twice the work: about half the tokens/s. The bar is loose (0.8) because
-  // this machine is shared; what matters is that the adapter sees it.
-  const double neutral = median_tokens(dir / "repo", k.at("neutral"), 5);
-  const double slow = median_tokens(dir / "repo", k.at("slow"), 5);
+  // Three times the work: about a third of the tokens/s. The two commits
+  // take turns (neutral, slow, neutral, slow) so a burst of load on this
+  // shared machine hits both, and the bar (0.8) is far from the 0.33
+  // expected: what matters is that the adapter sees the slowdown, not its size.
+  double neutral = 0, slow = 0;
+  for (int round = 0; round < 2; ++round) {
+    neutral = std::max(neutral, best_tokens(dir / "repo", k.at("neutral"), 4));
+    slow = std::max(slow, best_tokens(dir / "repo", k.at("slow"), 4));
+  }
   EXPECT_GT(neutral, 0);
   EXPECT_LT(slow, 0.8 * neutral) << "neutral " << neutral << " tokens/s, slow " << slow << " tokens/s";
 }
