@@ -87,8 +87,12 @@ perfwatch::Result<Observed> read_database(const std::filesystem::path& path) {
             {text(st, 0), text(st, 1), text(st, 2), text(st, 3), sqlite3_column_int(st, 4), text(st, 5)});
       });
   if (!comparisons) return fail(comparisons.error());
-  // Open: not acknowledged, and (since schema version 6) not withdrawn by
-  // judging; databases of older perfwatch builds have no withdrawal column.
+  // Counted: not withdrawn by judging (since schema version 6; databases of
+  // older perfwatch builds have no withdrawal column) and not acknowledged
+  // by a person. A flag that judging itself closed as recovered or as the
+  // recovery (schema version 11's alert groups, ack_by 'judge') was raised
+  // and announced: it counts. Nobody acknowledges anything in these
+  // histories, so before version 11 every acknowledged flag was judging's.
   bool withdrawals = false;
   auto columns = each_row(db.get(), where, "SELECT name FROM pragma_table_info('flags')",
                           [&](sqlite3_stmt* st) { withdrawals = withdrawals || text(st, 0) == "withdrawn_at"; });
@@ -96,7 +100,7 @@ perfwatch::Result<Observed> read_database(const std::filesystem::path& path) {
   const std::string flag_sql =
       "SELECT c.sha, f.variant, " + batch + ", f.kind, f.magnitude_rel, "
       "coalesce(json_extract(f.detail_json, '$.basis'), ''), " +
-      (withdrawals ? "f.ack_at IS NULL AND f.withdrawn_at IS NULL, " : "f.ack_at IS NULL, ") +
+      (withdrawals ? "(f.ack_at IS NULL OR f.ack_by = 'judge') AND f.withdrawn_at IS NULL, " : "f.ack_at IS NULL, ") +
       "coalesce(json_extract(f.detail_json, '$.runs'), -1), "
       "coalesce(json_extract(f.detail_json, '$.against_runs'), -1), "
       "coalesce(json_extract(f.detail_json, '$.against'), ''), "

@@ -21,7 +21,7 @@ struct ObservedFlag {
   std::string kind;         // regression, improvement, changepoint
   double magnitude_rel = 0; // the change of time_us: > 0 slower
   std::string basis;        // detail.basis: previous, pinned ("" when absent)
-  bool open = true;         // not acknowledged (ack_at IS NULL)
+  bool open = true;         // not withdrawn, nor acknowledged by a person (observed.cpp)
   int runs = -1;            // detail.runs, detail.against_runs: the evidence it was raised on (-1: absent)
   int against_runs = -1;
   std::string against_sha;  // detail.against
