@@ -163,7 +163,7 @@ class CommitJob {
           asks.push_back({previous_->sha, store::RunKind::kBench, lease_a,
                           "re-run of " + previous_->sha.substr(0, 10) + " beside " + short_sha(), points_a, {}});
         }
-        if (i < plan.b.runs) add_b(asks, ok_b_ + plan.b.runs, ok_b_ + i + 1, points_b);
+        if (i < plan.b.runs) add_b(asks, ok_b_ + plan.b.runs, ok_b_ + i + 1, points_b, {lease_a.dir});
       }
       if (auto s = run_all(std::move(asks)); !s) return fail(s.error());
       if (ctx_.stopping()) return finish(store::JobState::kRunning, kInterrupted);
@@ -197,8 +197,10 @@ class CommitJob {
   }
 
   // The `nth` run of this commit (of `of`), after a re-run of the pinned
-  // baseline when interleaved.
-  void add_b(std::vector<RunAsk>& asks, int of, int nth, const std::set<std::string>& only_points) {
+  // baseline when interleaved; `taken`: the folders of the batch's other
+  // commit (Workbench::lease).
+  void add_b(std::vector<RunAsk>& asks, int of, int nth, const std::set<std::string>& only_points,
+             const std::vector<std::filesystem::path>& taken = {}) {
     if (pinned_ && pinned_reruns_allowed_) {
       asks.push_back({pinned_->sha, store::RunKind::kBaselineRerun,
                       ctx_.workbench.named("pinned", pinned_->sha, manifest_.build.command),
@@ -208,7 +210,7 @@ class CommitJob {
     progress.run = nth;
     progress.runs_planned = of;
     auto lease = ctx_.workbench.lease(sha_, manifest_.build.command,
-                                      keep_.empty() ? std::vector<std::string>{} : std::vector<std::string>{keep_});
+                                      keep_.empty() ? std::vector<std::string>{} : std::vector<std::string>{keep_}, taken);
     asks.push_back({sha_, store::RunKind::kBench, lease,
                     "run " + std::to_string(nth) + " of " + std::to_string(of) + " of " + short_sha(), only_points,
                     progress});

@@ -153,10 +153,12 @@ Result<BenchOutcome> JobRuns::run_once(store::Database& db, const Slot& slot, co
 
 namespace {
 
-// Later asks of the folder and commit that `ask` just built skip the build.
+// Later asks of the folder and commit that `ask` just built skip the build;
+// later asks of another commit in that folder must build again (its build
+// there is gone).
 void built_for_later(std::vector<RunAsk>& asks, std::size_t from, const RunAsk& ask) {
   for (std::size_t j = from; j < asks.size(); ++j)
-    if (asks[j].lease.dir == ask.lease.dir && asks[j].sha == ask.sha) asks[j].lease.built = true;
+    if (asks[j].lease.dir == ask.lease.dir) asks[j].lease.built = asks[j].sha == ask.sha;
 }
 
 bool built_now(const BenchOutcome& out) { return out.build && out.status != store::RunStatus::kBuildFailed; }
@@ -164,7 +166,13 @@ bool built_now(const BenchOutcome& out) { return out.build && out.status != stor
 }  // namespace
 
 Status JobRuns::run_all(std::vector<RunAsk> asks, const Skip& skip, const Done& done) {
-  if (slots() <= 1 || asks.size() <= 1) {
+  // Builds first and runs in parallel needs a folder for each commit; where
+  // two commits share one (a single rotating folder), they take turns.
+  bool shared_folder = false;
+  for (std::size_t i = 0; i < asks.size() && !shared_folder; ++i)
+    for (std::size_t j = i + 1; j < asks.size() && !shared_folder; ++j)
+      shared_folder = asks[i].lease.dir == asks[j].lease.dir && asks[i].sha != asks[j].sha;
+  if (slots() <= 1 || asks.size() <= 1 || shared_folder) {
     for (std::size_t i = 0; i < asks.size(); ++i) {
       if (skip && skip(asks[i])) continue;
       auto out = run(asks[i]);

@@ -43,7 +43,9 @@ class JobRuns {
   Result<BenchOutcome> run(RunAsk ask);
 
   // Runs every ask over the testbed's slots: in order, one at a time, with
-  // one slot; else one process a slot, in parallel, each through a
+  // one slot or where two commits' asks share a folder (each build there
+  // undoes the other's, so a later ask whose folder another commit built
+  // builds again); else one process a slot, in parallel, each through a
   // connection of its own to the store. Builds come first, one at a time: a
   // folder that does not hold its commit's build is built (on the first
   // slot: a Slurm job on the testbed's partition), then every run skips the

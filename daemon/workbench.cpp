@@ -1,5 +1,6 @@
 #include "daemon/workbench.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -26,16 +27,19 @@ std::optional<Workbench::Memory> Workbench::read_memory(const fs::path& dir) {
 }
 
 Workbench::Lease Workbench::lease(const std::string& sha, const std::string& command,
-                                  const std::vector<std::string>& keep) {
+                                  const std::vector<std::string>& keep, const std::vector<fs::path>& taken) {
   // Preference: the slot that holds this build; else the least recently
   // built slot that holds some other build not kept (an incremental build);
-  // else an empty slot (a full build); else the first slot.
-  std::optional<fs::path> filled, empty;
+  // else an empty slot (a full build); else the first slot not taken; else
+  // the first.
+  std::optional<fs::path> filled, empty, free;
   fs::file_time_type oldest = fs::file_time_type::max();
   for (int i = 0; i < rotating_; ++i) {
     fs::path dir = base_.string() + "-" + std::string(1, static_cast<char>('a' + i));
     auto memory = read_memory(dir);
     if (memory && memory->sha == sha && memory->command == command) return {dir, true};
+    if (std::find(taken.begin(), taken.end(), dir) != taken.end()) continue;
+    if (!free) free = dir;
     if (!memory) {
       if (!empty) empty = dir;
       continue;
@@ -53,6 +57,7 @@ Workbench::Lease Workbench::lease(const std::string& sha, const std::string& com
   }
   if (filled) return {*filled, false};
   if (empty) return {*empty, false};
+  if (free) return {*free, false};
   return {fs::path(base_.string() + "-a"), false};
 }
 

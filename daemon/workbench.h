@@ -32,8 +32,12 @@ class Workbench {
   // Where to run `sha`: a rotating slot that holds its build; else the least
   // recently built slot holding another build that is not in `keep` (the
   // builds still wanted, e.g. the previous commit's), so the build is
-  // incremental; else an empty slot; else the first.
-  Lease lease(const std::string& sha, const std::string& build_command, const std::vector<std::string>& keep = {});
+  // incremental; else an empty slot; else the first. Slots in `taken` are
+  // promised to another commit of the same batch of runs (leases are taken
+  // before any of the batch's builds, so nothing on disk says so yet): they
+  // are not chosen for a build, lest the two builds overwrite each other.
+  Lease lease(const std::string& sha, const std::string& build_command, const std::vector<std::string>& keep = {},
+              const std::vector<std::filesystem::path>& taken = {});
 
   // The named slot, and whether it holds a good build of `sha`.
   Lease named(const std::string& name, const std::string& sha, const std::string& build_command);

@@ -40,7 +40,9 @@ class LocalGpusCli : public ::testing::Test {
             {"trials", {{"min", 3}, {"max", 4}, {"target_rel_ci", 0.5}, {"budget_s", 30}}},
             {"runs", {{"per_commit", 4}, {"max_per_commit", 6}}}};
   }
-  // An executor config over fake GPUs of one model.
+  // The documented config (examples/executors/local-gpus.json, README's
+  // "Run it on a GPU box") over fake GPUs of one model: only where
+  // nvidia-smi is differs.
   std::string executor(const std::vector<std::string>& uuids) {
     auto smi = dir_ / "nvidia-smi";
     std::ofstream script(smi);
@@ -49,7 +51,10 @@ class LocalGpusCli : public ::testing::Test {
     script.close();
     ::chmod(smi.c_str(), 0755);
     auto config = dir_ / "executor.json";
-    std::ofstream(config) << json{{"version", 1}, {"executor", "local-gpus"}, {"nvidia_smi", smi.string()}}.dump();
+    std::ifstream documented(EXAMPLE_LOCAL_GPUS_CONFIG);
+    json doc = json::parse(documented);
+    doc["nvidia_smi"] = smi.string();
+    std::ofstream(config) << doc.dump();
     return config.string();
   }
   std::string pw(const std::string& args) {

@@ -66,6 +66,12 @@ class CommitJobTest : public ::testing::Test {
     return out;
   }
 
+  std::string first_point_key() {
+    auto points = store::RunReader(*db_).points();
+    EXPECT_TRUE(points && !points->empty());
+    return points && !points->empty() ? points->front().key : "";
+  }
+
   std::vector<store::FlagView> standing_flags() {
     store::FlagFilter f;
     f.limit = 1000;
@@ -183,6 +189,34 @@ TEST_F(CommitJobTest, ACommitMeasuredAfterItsSuccessorHasTheSuccessorJudgedAgain
   ASSERT_TRUE(queue.enqueue({.repo_id = repo_, .commit_sha = env_.shas()[2], .branch = "main"}).has_value());
   run_dry();
   for (auto i = before; i < log_lines_.size(); ++i) EXPECT_THAT(log_lines_[i], ::testing::Not(::testing::HasSubstr("step=rejudge")));
+}
+
+// A confirmation of an older commit, once both rotating worktree folders
+// hold newer builds: it re-measures the commit and its predecessor A B A B,
+// and the two must be built in folders of their own (the leases were taken
+// before either build, so both once chose the least recently built folder:
+// the predecessor's re-run then found the commit's build there and failed).
+TEST_F(CommitJobTest, AConfirmationRebuildsBothSidesInFoldersOfTheirOwn) {
+  for (int i = 0; i < 4; ++i) env_.add_commit(flat(100));
+  watch();
+  for (const auto& r : results_) ASSERT_EQ(r.state, store::JobState::kDone) << r.message;
+  const auto before = env_.bench_calls(env_.shas()[1]);
+  nlohmann::json cell = {{"variant", "base"}, {"point", first_point_key()}, {"change_point", {{"commit", env_.shas()[1]}}}};
+  store::JobQueue queue(*db_);
+  ASSERT_TRUE(queue
+                  .enqueue({.repo_id = repo_,
+                            .commit_sha = env_.shas()[1],
+                            .branch = "main",
+                            .priority = 1,
+                            .options = {{"confirm", nlohmann::json::array({cell})}},
+                            .again = true})
+                  .has_value());
+  results_.clear();
+  watch();
+  ASSERT_EQ(results_.size(), 1u);
+  EXPECT_EQ(results_[0].state, store::JobState::kDone) << results_[0].message << "\n" << log_text();
+  EXPECT_GT(env_.bench_calls(env_.shas()[1]), before) << "the confirmation measured nothing";
+  EXPECT_THAT(log_text(), ::testing::Not(::testing::HasSubstr("build it first")));
 }
 
 // Noisy enough that many comparisons stay undecided and grow, and change

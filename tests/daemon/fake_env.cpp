@@ -71,7 +71,6 @@ Result<runner::Manifest> FakeEnv::manifest(const std::string&) const { return ma
 Result<BenchOutcome> FakeEnv::bench(store::Database& db, const BenchOptions& options, BenchReporter&) {
   auto it = commits_.find(options.rev);
   if (it == commits_.end()) return fail(not_found(options.rev, "no such commit in the fake history"));
-  ++calls_[options.rev];
   auto repo = store::RepoReader(db).repos();
   if (!repo) return fail(repo.error());
   if (repo->empty()) return fail(Error{ErrorCode::kInternal, "fake bench", "no repo in the store"});
@@ -79,6 +78,33 @@ Result<BenchOutcome> FakeEnv::bench(store::Database& db, const BenchOptions& opt
   if (!commit) return fail(commit.error());
   auto testbed = store::RunWriter(db).ensure_testbed({.name = "fake-cpu", .hostname = "fake"});
   if (!testbed) return fail(testbed.error());
+
+  BenchOutcome out;
+  out.repo = repo->front().id;
+  out.commit = *commit;
+  out.sha = options.rev;
+  out.testbed = *testbed;
+  const std::filesystem::path folder = options.worktree.value_or(options.state_dir / "worktree");
+  if (options.skip_build) {
+    auto held = folders_.find(folder);
+    if (held == folders_.end() || held->second != options.rev) {
+      return fail(Error{ErrorCode::kInternal, folder.string(),
+                        "holds " + (held == folders_.end() ? std::string("nothing") : held->second) + ", not " +
+                            options.rev + ": build it first"});
+    }
+  } else {
+    // A worktree the Workbench recognises (it looks for .git) holding this commit's build.
+    std::filesystem::create_directories(folder / ".git");
+    folders_[folder] = options.rev;
+    store::BuildRecord build;
+    build.commit_id = *commit;
+    build.command = manifest_.build.command;
+    auto added = store::RunWriter(db).add_build(build);
+    if (!added) return fail(added.error());
+    out.build = *added;
+    if (options.build_only) return out;
+  }
+  ++calls_[options.rev];  // a bench process
 
   std::vector<int> batches;
   for (const auto& p : manifest_.points) {
@@ -98,12 +124,7 @@ Result<BenchOutcome> FakeEnv::bench(store::Database& db, const BenchOptions& opt
       db, *commit, *testbed, variants, judge::testing::ensure_points(db, batches),
       [&](const std::string& v, int b) { return truth(v, b) * factor.at({v, b}); }, options.kind);
 
-  BenchOutcome out;
-  out.repo = repo->front().id;
-  out.commit = *commit;
-  out.sha = options.rev;
   out.run = run;
-  out.testbed = *testbed;
   out.trials = static_cast<std::int64_t>(variants.size() * batches.size() * 5);
   out.wall_s = 0.01;
   return out;

@@ -3,8 +3,12 @@
 // straight into the store at each commit's true values times a lognormal
 // run factor, instead of building and running anything. It counts the bench
 // processes it was asked for, per commit, so the run budget can be checked.
+// Its builds are stored and fill the worktree folder they were asked in, and
+// a run that skips the build fails, as the real one does, unless its folder
+// holds that commit: a job that lets two commits share a folder is caught.
 #pragma once
 
+#include <filesystem>
 #include <map>
 #include <random>
 #include <string>
@@ -47,6 +51,7 @@ class FakeEnv final : public Env {
   std::map<std::string, FakeCommit> commits_;
   std::vector<std::string> order_;
   std::map<std::string, int> calls_;
+  std::map<std::filesystem::path, std::string> folders_;  // worktree folder -> the commit built there
   mutable double clock_s_ = 0;
 };
 
