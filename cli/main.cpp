@@ -53,6 +53,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     return code == 0 ? 0 : perfwatch::cli::kExitBadInput;
+  } catch (const std::exception& e) {
+    // A bug: said in words, not an abort with none (the commands run inside parse).
+    std::fprintf(stderr, "perfwatch: internal error: %s\n", e.what());
+    return perfwatch::cli::kExitInternal;
   }
   return exit_code;
 }

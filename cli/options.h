@@ -20,5 +20,6 @@ inline constexpr int kExitRunFailed = 1;    // the bench crashed, hung, broke th
 inline constexpr int kExitBadInput = 2;     // bad flags, repo, revision or manifest
 inline constexpr int kExitBuildFailed = 3;
 inline constexpr int kExitStoreError = 4;   // the database could not be opened or written
+inline constexpr int kExitInternal = 70;    // a bug: an exception nothing expected (sysexits' EX_SOFTWARE)
 
 }  // namespace perfwatch::cli

@@ -331,7 +331,14 @@ Status Watcher::run_testbeds(const std::atomic<bool>& stop) {
       ctx.webhook = ctx_.webhook;
       ctx.delivers_webhooks = false;
       while (!stop) {
-        auto worked = daemon::work_one(ctx);
+        Result<bool> worked = false;
+        try {
+          worked = daemon::work_one(ctx);
+        } catch (const std::exception& e) {
+          // A bug: this testbed's worker ends with it as its error, as a
+          // store error ends it, instead of terminating the whole daemon unsaid.
+          worked = fail(Error{ErrorCode::kInternal, "testbed " + w->testbed.name, e.what()});
+        }
         if (!worked) {
           w->status = fail(worked.error());
           break;

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <system_error>
 #include <thread>
+#include <utility>
 
 #include <boost/process.hpp>
 #include <boost/process/extend.hpp>
@@ -168,20 +169,38 @@ struct DieWithParent : bp::extend::handler {
   }
 };
 
-// In the child: stdout and stderr both to `fd` (a pipe's write end, close-on-exec
-// so that only the dup2'ed copies survive the exec). Declares its handles so
-// that bp::limit_handles keeps them.
-struct OutputTo : bp::extend::handler, bp::extend::uses_handles {
-  int fd = -1;
-  explicit OutputTo(int fd_) : fd(fd_) {}
-  std::vector<int> get_used_handles() const { return {fd, STDOUT_FILENO, STDERR_FILENO}; }
+// In the child: the given descriptors (pipe ends, close-on-exec so that only
+// the dup2'ed copies survive the exec) become its stdin (-1: left to
+// bp::std_in), stdout and stderr.
+struct StdioFrom : bp::extend::handler {
+  int in = -1, out = -1, err = -1;
+  StdioFrom(int in_, int out_, int err_) : in(in_), out(out_), err(err_) {}
   template <class Executor>
   void on_exec_setup(Executor& e) const {
-    if (::dup2(fd, STDOUT_FILENO) < 0 || ::dup2(fd, STDERR_FILENO) < 0) e.set_error(std::error_code(errno, std::system_category()), "dup2() failed");
+    if ((in >= 0 && ::dup2(in, STDIN_FILENO) < 0) || ::dup2(out, STDOUT_FILENO) < 0 || ::dup2(err, STDERR_FILENO) < 0)
+      e.set_error(std::error_code(errno, std::system_category()), "dup2() failed");
   }
 };
 
-// Both ends of a pipe, closed by their owner.
+// In the child: every descriptor above stderr is closed by the exec, whoever
+// opened it (close_range's CLOSE_RANGE_CLOEXEC, else fcntl one by one: both
+// safe between fork and exec). Benches start from several threads at once,
+// one a GPU; without this a child could inherit another bench's stdin pipe,
+// opened in this process while that bench was being started, and hold it
+// open after perfwatch closed it: that bench would wait for its end of input
+// and never write its footer. Close-on-exec rather than closed, so that
+// Boost's own pipe that reports a failed exec still works (bp::limit_handles
+// closes it in Boost 1.74, and a missing program then looks like exit code 1).
+struct OnlyStdioSurvivesExec : bp::extend::handler {
+  template <class Executor>
+  void on_exec_setup(Executor&) const {
+    if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) == 0) return;
+    const long max = ::sysconf(_SC_OPEN_MAX);
+    for (int fd = 3; fd < (max > 0 && max < 65536 ? max : 65536); ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+  }
+};
+
+// Both ends of a pipe, closed by their owner.// Both ends of a pipe, closed by their owner.
 struct Pipe {
   int read = -1, write = -1;
   Pipe() {
@@ -198,6 +217,13 @@ struct Pipe {
     if (write >= 0) ::close(write);
     write = -1;
   }
+  void close_read() {
+    if (read >= 0) ::close(read);
+    read = -1;
+  }
+  // Hands an end over to a new owner.
+  int release_read() { return std::exchange(read, -1); }
+  int release_write() { return std::exchange(write, -1); }
   Pipe(const Pipe&) = delete;
   Pipe& operator=(const Pipe&) = delete;
 };
@@ -341,8 +367,8 @@ ProcessResult run_logged(const ProcessSpec& spec, const std::filesystem::path& l
       Pipe out;
       Running run(spec.watch, start);
       run.child = bp::child(bp::exe = exe, bp::args = args, bp::start_dir = workdir_of(spec).string(),
-                            bp::env = make_env(spec), OutputTo(out.write), bp::std_in < bp::null,
-                            bp::limit_handles, run.group, DieWithParent{});
+                            bp::env = make_env(spec), StdioFrom(-1, out.write, out.write), bp::std_in < bp::null,
+                            OnlyStdioSurvivesExec{}, run.group, DieWithParent{});
       run.started();
       out.close_write();
       const int fds[1] = {out.read};
@@ -365,14 +391,16 @@ Captured run_captured(const ProcessSpec& spec) {
   auto deadline = deadline_after(spec.timeout_s);
   try {
     auto [exe, args] = program_of(spec);
-    bp::pipe out_pipe, err_pipe;
+    Pipe out, err;
     Running run(spec.watch, start);
     run.child = bp::child(bp::exe = exe, bp::args = args, bp::start_dir = workdir_of(spec).string(),
-                          bp::env = make_env(spec), bp::std_out > out_pipe, bp::std_err > err_pipe,
-                          bp::std_in < bp::null, run.group, DieWithParent{});
+                          bp::env = make_env(spec), StdioFrom(-1, out.write, err.write), bp::std_in < bp::null,
+                          OnlyStdioSurvivesExec{}, run.group, DieWithParent{});
     run.started();
+    out.close_write();
+    err.close_write();
     // Drain both pipes together so that neither can fill up and stall the child.
-    const int fds[2] = {out_pipe.native_source(), err_pipe.native_source()};
+    const int fds[2] = {out.read, err.read};
     std::string* sinks[2] = {&c.out, &c.result.tail};
     pump(run, 2, fds, [&](int i, const char* data, std::size_t n) { sinks[i]->append(data, n); }, deadline);
     run.wait(deadline, &c.result);
@@ -433,18 +461,20 @@ Result<std::unique_ptr<LineChild>> LineChild::start(const ProcessSpec& spec, con
   impl->log = std::make_unique<CappedLog>(stderr_log, spec.log_cap_bytes, spec.log_cap_bytes);
   try {
     auto [exe, args] = program_of(spec);
-    bp::pipe in_pipe, out_pipe, err_pipe;
+    // Close-on-exec from birth (Pipe), and every child keeps only its stdio
+    // (OnlyStdioSurvivesExec): no other bench holds this one's stdin open.
+    Pipe in, out, err;
     impl->run = std::make_unique<Running>(impl->watch, impl->start);
     impl->run->child = bp::child(bp::exe = exe, bp::args = args, bp::start_dir = workdir_of(spec).string(),
-                                 bp::env = make_env(spec), bp::std_in < in_pipe, bp::std_out > out_pipe,
-                                 bp::std_err > err_pipe, impl->run->group, DieWithParent{});
+                                 bp::env = make_env(spec), StdioFrom(in.read, out.write, err.write),
+                                 OnlyStdioSurvivesExec{}, impl->run->group, DieWithParent{});
     impl->run->started();
-    // Take ownership of our ends; the pipe objects must not close them.
-    // Close-on-exec, so that no later child inherits them and holds the bench's
-    // stdin open after we close it.
-    impl->in_fd = ::fcntl(in_pipe.native_sink(), F_DUPFD_CLOEXEC, 0);
-    impl->out_fd = ::fcntl(out_pipe.native_source(), F_DUPFD_CLOEXEC, 0);
-    impl->err_fd = ::fcntl(err_pipe.native_source(), F_DUPFD_CLOEXEC, 0);
+    in.close_read();
+    out.close_write();
+    err.close_write();
+    impl->in_fd = in.release_write();
+    impl->out_fd = out.release_read();
+    impl->err_fd = err.release_read();
     ::fcntl(impl->err_fd, F_SETFL, ::fcntl(impl->err_fd, F_GETFL) | O_NONBLOCK);
   } catch (const std::exception& e) {
     impl->run.reset();

@@ -140,6 +140,52 @@ TEST(LineChild, EchoesLinesAndSeesEndOfFile) {
   EXPECT_TRUE(r.ok()) << r.describe();
 }
 
+// A child holds no descriptor but its own stdio. Benches start from several
+// threads at once (one a GPU): a child that inherited another bench's stdin
+// pipe, open in this process while that bench was being started, kept that
+// stdin open after perfwatch closed it, so the other bench never saw its end
+// of input and never wrote its footer (both waited the idle timeout). Here an
+// inheritable pipe stands for the other bench's: no child may hold it.
+class Inheritable : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(::pipe(fds_), 0);  // no O_CLOEXEC, as another thread's pipe is before it is closed
+  }
+  void TearDown() override {
+    ::close(fds_[0]);
+    ::close(fds_[1]);
+  }
+  // A shell command that prints which of the two descriptors it holds.
+  std::string probe() const {
+    return "for fd in " + std::to_string(fds_[0]) + " " + std::to_string(fds_[1]) +
+           "; do [ -e /proc/self/fd/$fd ] && echo \"holds $fd\"; done; echo checked";
+  }
+  int fds_[2] = {-1, -1};
+};
+
+TEST_F(Inheritable, ALineChildHoldsNoDescriptorButItsOwnStdio) {
+  testing::TempDir dir;
+  auto child = LineChild::start(sh(probe()), dir / "stderr");
+  ASSERT_TRUE(child.has_value());
+  std::string line, said;
+  auto deadline = Clock::now() + std::chrono::seconds(10);
+  while ((*child)->read_line(&line, deadline) == LineChild::Read::kLine) said += line + "\n";
+  EXPECT_EQ(said, "checked\n");
+}
+
+TEST_F(Inheritable, ACapturedChildHoldsNoDescriptorButItsOwnStdio) {
+  auto c = run_captured(sh(probe()));
+  EXPECT_TRUE(c.result.ok()) << c.result.describe();
+  EXPECT_EQ(c.out, "checked\n");
+}
+
+TEST_F(Inheritable, ALoggedChildHoldsNoDescriptorButItsOwnStdio) {
+  testing::TempDir dir;
+  auto r = run_logged(sh(probe()), dir / "log");
+  EXPECT_TRUE(r.ok()) << r.describe();
+  EXPECT_EQ(r.tail, "checked\n");
+}
+
 TEST(LineChild, ReadTimesOutWhenTheChildIsSilent) {
   testing::TempDir dir;
   auto child = LineChild::start(sh("sleep 30"), dir / "stderr");
