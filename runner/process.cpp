@@ -200,7 +200,7 @@ struct OnlyStdioSurvivesExec : bp::extend::handler {
   }
 };
 
-// Both ends of a pipe, closed by their owner.// Both ends of a pipe, closed by their owner.
+// Both ends of a pipe, closed by their owner.
 struct Pipe {
   int read = -1, write = -1;
   Pipe() {
