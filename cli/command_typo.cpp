@@ -57,7 +57,10 @@ std::optional<std::string> mistyped_command(const CLI::App& root, const std::vec
       const CLI::Option* o = find_option(app, word);
       // An option no app knows is CLI11's to report: where its value ends is not known.
       if (!o) return std::nullopt;
-      if (o->get_type_size_max() > 0) ++i;  // its value is the next word
+      // Its value is the next word when it takes one (a flag's type has a
+      // size too, but it expects no value: get_expected_*, not get_type_size_*).
+      if (o->get_expected_min() > 0 || (o->get_expected_max() > 0 && i + 1 < args.size() && !args[i + 1].starts_with("-")))
+        ++i;
       continue;
     }
     auto subs = app->get_subcommands([](const CLI::App*) { return true; });

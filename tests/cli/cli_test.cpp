@@ -325,6 +325,11 @@ TEST_F(CliTest, ErrorsNameTheFix) {
   // An option no command has is CLI11's to report, not a command.
   EXPECT_EQ(run("flags --colour w16 --db '" + db + "'"), 2);
   EXPECT_THAT(said(), ::testing::Not(HasSubstr("unknown command")));
+  // A flag, then an option and its value (as scripts/demo_summary.sh asks):
+  // the value is no command, whichever comes first.
+  EXPECT_EQ(run("--db '" + db + "' flags --all " + repo()), 0) << said();
+  EXPECT_EQ(run("--db '" + db + "' flags " + repo() + " --all"), 0) << said();
+  EXPECT_EQ(run("--db '" + db + "' query runs --latest " + repo()), 0) << said();
 }
 
 // `bench` writing to a log, not a terminal: a progress line per point, not per trial.

@@ -8,6 +8,7 @@ scripts/gpu/artefacts.sh) -- here on the web tests' fixture database
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import tempfile
 import unittest
@@ -72,6 +73,23 @@ class Artefacts(unittest.TestCase):
         self.assertIn(self.info["regression_sha"][:10], run.stdout)
         self.assertIn("REJECTED", run.stdout)
         self.assertIn("perfwatch serve --db", run.stdout)
+
+    def test_the_summary_with_the_repo_named(self):
+        # As scripts/demo_repo.sh asks for it: every command with --repo after
+        # its flags (`flags --all --repo R` once read R as a mistyped command).
+        # A copy whose repo is a folder of this machine (the fixture's is not).
+        db = os.path.join(self.tmp, "named.db")
+        shutil.copyfile(self.db, db)
+        repo = os.path.join(self.tmp, "repo")
+        os.makedirs(repo, exist_ok=True)
+        with sqlite3.connect(db) as c:
+            c.execute("UPDATE repos SET path = ?", (repo,))
+        run = subprocess.run(["sh", os.path.join(ROOT, "scripts", "demo_summary.sh"), db, repo, "cuda"],
+                             capture_output=True, text=True, env=dict(os.environ, PERFWATCH=PERFWATCH))
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertNotIn("unknown command", run.stderr)
+        self.assertIn(self.info["regression_sha"][:10], run.stdout)
+        self.assertIn("REJECTED", run.stdout)
 
     @unittest.skipUnless(HAVE_BROWSER, "needs node, chromium (PERFWATCH_CHROMIUM) and web/node_modules/playwright-core")
     def test_artefacts_write_the_summary_and_a_drawn_chart(self):
