@@ -111,6 +111,8 @@ async function browseChecks(page, base, info) {
   // Zoom: drag across commits 0..3 (before the slowdown); x shows them only
   // and y fits them (the +12% step is off the chart); a double-click resets.
   await open(page, base, historyOf(''));
+  check(/measured \(\d+ A\/A runs\)/.test(await page.textContent('#page')),
+    'the band caption says where the band came from (the fixture\'s A/A runs)');
   const whole = await chartState(page, 'history-chart');
   const from = await spotOf(page, 'history-chart', 0), to = await spotOf(page, 'history-chart', 3);
   await page.mouse.move(from.x - 5, from.top);

@@ -133,7 +133,8 @@ export async function history(ctx) {
 
   const b = h.band;
   const bandText = 'Shaded: the noise band ' + fmt.band(b.band_rel) + ' around the previous commit — ' +
-    (b.calibrated ? 'measured (' + b.source + ', ' + b.k_runs + ' runs): ' + b.method
+    // k_runs counts A/A runs only: a band measured from unchanged history says where it came from instead.
+    (b.calibrated ? 'measured (' + (b.source === 'aa' ? b.k_runs + ' A/A runs' : 'unchanged history') + '): ' + b.method
       : h.metric !== h.judged_metric ? 'the manifest\'s default: judging measures the band of ' + h.judged_metric + ' only'
         : 'not calibrated yet: the manifest\'s default');
   const flagged = h.entries.filter((e) => e.flag);
