@@ -90,17 +90,6 @@ std::string read_file(const fs::path& path) {
   return s.str();
 }
 
-// The last `n` lines of `text`.
-std::string last_lines(const std::string& text, int n) {
-  std::size_t from = text.size();
-  if (from > 0 && text[from - 1] == '\n') --from;
-  for (int i = 0; i < n && from > 0; ++i) {
-    const auto nl = text.rfind('\n', from - 1);
-    from = nl == std::string::npos ? 0 : nl;
-  }
-  return text.substr(from == 0 ? 0 : from + 1);
-}
-
 void write_file(const fs::path& path, const std::string& text) {
   fs::create_directories(path.parent_path());
   std::ofstream(path, std::ios::binary) << text;
@@ -603,7 +592,7 @@ Totals measure(const Options& o, const fs::path& work) {
       if (status != 0) {
         // The log's last lines say why (an abort's message, the error it ended on).
         round.problems.push_back("watch exited " + std::to_string(status) + " unkilled; its log ends:\n" +
-                                 last_lines(read_file(dir / "watch.log"), 8));
+                                 perfwatch::runner::file_tail(dir / "watch.log", 2000));
         break;
       }
       Db check(db);

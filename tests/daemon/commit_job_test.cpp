@@ -72,6 +72,27 @@ class CommitJobTest : public ::testing::Test {
     return points && !points->empty() ? points->front().key : "";
   }
 
+  // Queues a change point's confirmation of `sha` (its first cell), as
+  // judging does, runs the queue dry, and expects it done with more runs.
+  void confirm_and_expect_it_measured(const std::string& sha) {
+    const auto before = env_.bench_calls(sha);
+    nlohmann::json cell = {{"variant", "base"}, {"point", first_point_key()}, {"change_point", {{"commit", sha}}}};
+    store::JobQueue queue(*db_);
+    ASSERT_TRUE(queue
+                    .enqueue({.repo_id = repo_,
+                              .commit_sha = sha,
+                              .branch = "main",
+                              .priority = 1,
+                              .options = {{"confirm", nlohmann::json::array({cell})}},
+                              .again = true})
+                    .has_value());
+    results_.clear();
+    watch();
+    ASSERT_EQ(results_.size(), 1u);
+    EXPECT_EQ(results_[0].state, store::JobState::kDone) << results_[0].message << "\n" << log_text();
+    EXPECT_GT(env_.bench_calls(sha), before) << "the confirmation measured nothing";
+  }
+
   std::vector<store::FlagView> standing_flags() {
     store::FlagFilter f;
     f.limit = 1000;
@@ -200,23 +221,20 @@ TEST_F(CommitJobTest, AConfirmationRebuildsBothSidesInFoldersOfTheirOwn) {
   for (int i = 0; i < 4; ++i) env_.add_commit(flat(100));
   watch();
   for (const auto& r : results_) ASSERT_EQ(r.state, store::JobState::kDone) << r.message;
-  const auto before = env_.bench_calls(env_.shas()[1]);
-  nlohmann::json cell = {{"variant", "base"}, {"point", first_point_key()}, {"change_point", {{"commit", env_.shas()[1]}}}};
-  store::JobQueue queue(*db_);
-  ASSERT_TRUE(queue
-                  .enqueue({.repo_id = repo_,
-                            .commit_sha = env_.shas()[1],
-                            .branch = "main",
-                            .priority = 1,
-                            .options = {{"confirm", nlohmann::json::array({cell})}},
-                            .again = true})
-                  .has_value());
-  results_.clear();
-  watch();
-  ASSERT_EQ(results_.size(), 1u);
-  EXPECT_EQ(results_[0].state, store::JobState::kDone) << results_[0].message << "\n" << log_text();
-  EXPECT_GT(env_.bench_calls(env_.shas()[1]), before) << "the confirmation measured nothing";
+  confirm_and_expect_it_measured(env_.shas()[1]);
   EXPECT_THAT(log_text(), ::testing::Not(::testing::HasSubstr("build it first")));
+}
+
+// With one build folder (watch --build-slots 1) the two sides of that
+// confirmation cannot have folders of their own: they take turns, each
+// building again where the other built last.
+TEST_F(CommitJobTest, WithOneBuildFolderAConfirmationsSidesTakeTurns) {
+  options_.build_slots = 1;
+  ctx_ = std::make_unique<Context>(*db_, log_, options_, repo_, &env_);
+  for (int i = 0; i < 3; ++i) env_.add_commit(flat(100));
+  watch();
+  for (const auto& r : results_) ASSERT_EQ(r.state, store::JobState::kDone) << r.message;
+  confirm_and_expect_it_measured(env_.shas()[1]);
 }
 
 // Noisy enough that many comparisons stay undecided and grow, and change
